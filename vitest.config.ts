@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// One vitest run for the workspace. Files are named by level: *.unit.spec.ts, *.int.spec.ts,
+// *.e2e.spec.ts; conformance suites live in packages/testing and are called from adapter specs.
+export default defineConfig({
+  test: {
+    include: ['packages/*/src/**/*.spec.ts', 'services/*/src/**/*.spec.ts', 'packages/*/test/**/*.spec.ts', 'services/*/test/**/*.spec.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    // Two cores: more workers only add contention.
+    maxWorkers: 2,
+  },
+});
