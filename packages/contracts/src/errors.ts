@@ -43,7 +43,7 @@ export type ErrorBody = z.infer<typeof ErrorBodySchema>;
  * spec's envelope. `extra` carries the fields some errors add (handle, group_slug).
  */
 export class DomainError extends Error {
-  readonly status: number;
+  status: number;
   constructor(
     readonly errorType: ErrorType,
     message: string,
@@ -52,6 +52,13 @@ export class DomainError extends Error {
     super(message);
     this.name = 'DomainError';
     this.status = errorStatus[errorType];
+  }
+
+  /** The same error with another status (the spec answers object_not_found with 400 on account deletion). */
+  withStatus(status: number): DomainError {
+    const copy = new DomainError(this.errorType, this.message, this.extra);
+    copy.status = status;
+    return copy;
   }
 
   toBody(): ErrorBody {

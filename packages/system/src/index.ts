@@ -1,1 +1,2 @@
-export {};
+export { readEmbeddedConfig, type EmbeddedConfig } from './config.ts';
+export { startEmbedded, type EmbeddedSystem, type EmbeddedOptions } from './embedded.ts';

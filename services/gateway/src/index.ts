@@ -1,1 +1,2 @@
-export {};
+export { buildGatewayApp, type GatewayDeps } from './app.ts';
+export { httpClient, inProcessClient, type ServiceClient } from './routing/service-client.ts';

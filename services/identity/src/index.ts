@@ -1,1 +1,3 @@
-export {};
+export { buildIdentityApp } from './app.ts';
+export type { IdentityDeps } from './context.ts';
+export { argon2idHasher, type PasswordHasher } from './sign-in/passwords.ts';

@@ -1,0 +1,9 @@
+import type { Endpoint } from './endpoint.ts';
+import { identityApi } from './identity.ts';
+
+/** Every public endpoint, by service: the gateway's routing table. */
+export const api = {
+  identity: identityApi,
+} as const;
+
+export const allEndpoints: readonly Endpoint[] = Object.values(api).flatMap((service) => Object.values(service) as unknown as Endpoint[]);

@@ -1,0 +1,46 @@
+import { internalHeaders } from '@castie/contracts';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { LogPosition } from '../ports/event-log.ts';
+import { errorBody, installErrorHandler } from './errors.ts';
+import { parsePositions } from './positions.ts';
+
+/** Lets a service wait until its read models have applied given log positions. */
+export interface ConsistencyGate {
+  waitFor(positions: readonly LogPosition[], timeoutMs: number): Promise<boolean>;
+}
+
+export interface ServiceAppOptions {
+  name: string;
+  logger?: FastifyBaseLogger | boolean;
+  /** Read models of this service; requests carrying `x-castie-after` wait for them (bounded). */
+  consistency?: ConsistencyGate;
+  /** How long a request waits for its read models before answering anyway. */
+  consistencyTimeoutMs?: number;
+}
+
+/**
+ * The Fastify instance every service is built on: trailing slashes optional, JSON bodies, the
+ * one error handler, unknown routes as not_found, and session consistency (rule 6): a request
+ * that names log positions waits until this service's read models have applied them.
+ */
+export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    bodyLimit: 1024 * 1024,
+  }) as unknown as FastifyInstance;
+  installErrorHandler(app);
+  app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('not_found', `no such endpoint: ${request.method} ${request.url.split('?')[0]}`)));
+
+  const gate = options.consistency;
+  if (gate) {
+    const timeout = options.consistencyTimeoutMs ?? 3000;
+    app.addHook('preHandler', async (request) => {
+      const positions = parsePositions(request.headers[internalHeaders.after]);
+      if (positions.length === 0) return;
+      const reached = await gate.waitFor(positions, timeout);
+      if (!reached) request.log.warn({ positions }, 'read models lag behind the session; answering anyway');
+    });
+  }
+  return app;
+}

@@ -1,0 +1,93 @@
+import { DomainError, internalHeaders, type Endpoint } from '@castie/contracts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { LogPosition } from '../ports/event-log.ts';
+import { validationError } from './errors.ts';
+import { formatPositions, mergePositions } from './positions.ts';
+
+/** The authenticated user as the gateway vouches for it. */
+export interface Caller {
+  userId: string;
+  handle: string;
+  email: string;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface RouteContext<E extends Endpoint<any, any, any, any, any>> {
+  params: z.output<E['params']>;
+  query: z.output<E['query']>;
+  body: z.output<E['body']>;
+  /** Present on endpoints with access `user`. */
+  caller: E['access'] extends 'user' ? Caller : Caller | null;
+  request: FastifyRequest;
+  reply: FastifyReply;
+  /** Records where this request's events landed, so the user's next request can wait for them. */
+  wrote(positions: readonly LogPosition[]): void;
+}
+
+/** The success body without `status`, which the route adds. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type RouteResult<E extends Endpoint<any, any, any, any, any>> = Omit<z.input<E['response']>, 'status'>;
+
+export interface RouteOptions {
+  /** Validate every response against the contract (tests; cheap enough to keep on). */
+  checkResponses?: boolean;
+}
+
+function callerOf(request: FastifyRequest): Caller | null {
+  const userId = request.headers[internalHeaders.userId];
+  const handle = request.headers[internalHeaders.handle];
+  const email = request.headers[internalHeaders.email];
+  if (typeof userId !== 'string' || typeof handle !== 'string' || typeof email !== 'string') return null;
+  return { userId, handle: decodeURIComponent(handle), email: decodeURIComponent(email) };
+}
+
+function parse<S extends z.ZodType>(schema: S, input: unknown, endpoint: Pick<Endpoint, 'invalidAs'>): z.output<S> {
+  const result = schema.safeParse(input ?? {});
+  if (!result.success) throw validationError(result.error, input, endpoint.invalidAs ?? 'missing_request_data');
+  return result.data;
+}
+
+/**
+ * Registers the handler of one contract endpoint on every one of its paths: parameters, query
+ * and body are parsed by the contract's schemas (never cast by hand), the caller is required
+ * where the endpoint needs one, and the answer gets `status: 200`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function route<E extends Endpoint<any, any, any, any, any>>(
+  app: FastifyInstance,
+  endpoint: E,
+  handler: (ctx: RouteContext<E>) => Promise<RouteResult<E>>,
+  options: RouteOptions = {},
+): void {
+  for (const url of endpoint.paths) {
+    app.route({
+      method: endpoint.method,
+      url,
+      handler: async (request, reply) => {
+        const caller = callerOf(request);
+        if (endpoint.access === 'user' && !caller) throw new DomainError('authentication_failed', 'credentials are required');
+        let written: LogPosition[] = [];
+        const ctx = {
+          params: parse(endpoint.params, request.params, endpoint),
+          query: parse(endpoint.query, request.query, endpoint),
+          body: parse(endpoint.body, request.body, endpoint),
+          caller,
+          request,
+          reply,
+          wrote: (positions: readonly LogPosition[]) => {
+            written = mergePositions(written, positions);
+          },
+        } as RouteContext<E>;
+        const result = await handler(ctx);
+        const body = { status: 200, ...(result as object) };
+        if (options.checkResponses) {
+          const checked = endpoint.response.safeParse(body);
+          if (!checked.success) throw new Error(`response of ${endpoint.method} ${url} breaks its contract: ${checked.error.message}`);
+        }
+        if (written.length > 0) reply.header(internalHeaders.written, formatPositions(written));
+        return body;
+      },
+    });
+  }
+}

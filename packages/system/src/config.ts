@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const list = z
+  .string()
+  .optional()
+  .transform((s) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : []));
+
+/**
+ * Configuration of the embedded profile, from environment variables only (12-factor), checked
+ * once at boot. Everything has a default that works on a laptop.
+ */
+export const EmbeddedConfigSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  DATA_DIR: z.string().default('./data'),
+  /** `manual` lets POST /admin/clock/ move time forward (tests, demos). */
+  CLOCK: z.enum(['system', 'manual']).default('system'),
+  /** Generated and printed at start when unset. */
+  ADMIN_TOKEN: z.string().min(16).optional(),
+  /** Comma-separated; when set, every /api/ request needs one in `Api-Key`. */
+  API_KEYS: list,
+  /** Keys the verified-credentials cache and reset tokens; generated (per run) when unset. */
+  SECRET: z.string().min(16).optional(),
+  PUBLIC_URL: z.string().url().optional(),
+  /** Uses Redis for caches instead of process memory. */
+  REDIS_URL: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** The service's time zone: end dates and times of Casties are read in it. */
+  TZ_NAME: z.string().default('UTC'),
+});
+
+export type EmbeddedConfig = z.infer<typeof EmbeddedConfigSchema> & { dataDir: string; adminToken: string; secret: string; publicUrl: string; adminTokenGenerated: boolean };
+
+export function readEmbeddedConfig(env: Record<string, string | undefined>): EmbeddedConfig {
+  const parsed = EmbeddedConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`invalid configuration: ${problems}`);
+  }
+  const c = parsed.data;
+  return {
+    ...c,
+    dataDir: resolve(c.DATA_DIR),
+    adminToken: c.ADMIN_TOKEN ?? randomBytes(24).toString('base64url'),
+    adminTokenGenerated: !c.ADMIN_TOKEN,
+    secret: c.SECRET ?? randomBytes(32).toString('base64url'),
+    publicUrl: c.PUBLIC_URL ?? `http://localhost:${c.PORT}`,
+  };
+}

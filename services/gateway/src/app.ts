@@ -1,0 +1,138 @@
+import { DomainError, internalHeaders, messages, type ServiceName } from '@castie/contracts';
+import { errorBody, installErrorHandler, parsePositions, type Cache, type ManualClock, type MediaStore } from '@castie/platform';
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { adminRoutes } from './admin/routes.ts';
+import { authenticate, presentedCredentials } from './credentials/credentials.ts';
+import { mediaRoutes } from './media/routes.ts';
+import { publicRoutes, type PublicRoute } from './routing/routes.ts';
+import type { ServiceClient } from './routing/service-client.ts';
+import { SessionPositions } from './sessions/session-positions.ts';
+import { readMultipart } from './uploads/multipart.ts';
+
+export interface GatewayDeps {
+  services: Partial<Record<ServiceName, ServiceClient>>;
+  media: MediaStore;
+  cache: Cache;
+  /** Bearer token of the admin API. */
+  adminToken: string;
+  /** When set, every /api/ request needs one of these in `Api-Key`. */
+  apiKeys?: readonly string[];
+  /** Present only with CLOCK=manual: POST /admin/clock/ moves it. */
+  manualClock?: ManualClock | null;
+  maxUploadBytes?: number;
+  logger?: FastifyBaseLogger | boolean;
+}
+
+const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'] as const;
+
+/**
+ * The one public surface (rule 3): it authenticates, routes to the owning service, renders the
+ * error envelope and stores uploads. It holds no domain rules: the routing table comes from the
+ * contracts and every answer comes from a service.
+ */
+export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstance> {
+  const maxUploadBytes = deps.maxUploadBytes ?? 5 * 1024 * 1024;
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    exposeHeadRoutes: false,
+    bodyLimit: 1024 * 1024,
+    trustProxy: true,
+  }) as unknown as FastifyInstance;
+  installErrorHandler(app);
+  await app.register(formbody);
+  await app.register(multipart, { limits: { fileSize: maxUploadBytes, files: 4, fields: 100, fieldSize: 64 * 1024 } });
+  const sessions = new SessionPositions(deps.cache);
+  const apiKeys = new Set(deps.apiKeys ?? []);
+
+  app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('not_found', `no such endpoint: ${request.method} ${request.url.split('?')[0]}`)));
+
+  function serviceOf(name: ServiceName): ServiceClient {
+    const client = deps.services[name];
+    if (!client) throw new Error(`no client for service ${name}`);
+    return client;
+  }
+
+  async function bodyOf(request: FastifyRequest, uploads: readonly string[]): Promise<Record<string, unknown>> {
+    if (request.isMultipart()) return readMultipart(request, deps.media, uploads, maxUploadBytes);
+    if (request.method === 'GET' || request.method === 'HEAD') return readGetBody(request);
+    const body = request.body;
+    return body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as Record<string, unknown>) } : {};
+  }
+
+  function forward(route: PublicRoute) {
+    return async (request: FastifyRequest, reply: import('fastify').FastifyReply) => {
+      const target = route.methods.get(request.method)!;
+      if (apiKeys.size > 0 && route.path.startsWith('/api/')) {
+        const key = request.headers['api-key'];
+        if (typeof key !== 'string' || !apiKeys.has(key)) throw new DomainError('authorization_failed', 'a valid Api-Key header is required');
+      }
+      const body = await bodyOf(request, target.uploads);
+      const headers: Record<string, string> = {};
+      let userId: string | null = null;
+      if (target.access === 'user') {
+        const presented = presentedCredentials(request.headers.authorization, body);
+        const user = presented ? await authenticate(serviceOf('identity'), presented) : null;
+        if (!presented || !user) throw new DomainError('authentication_failed', messages.authenticationFailed);
+        if (presented.inBody) {
+          delete body.username;
+          delete body.password;
+        }
+        userId = user.userId;
+        headers[internalHeaders.userId] = user.userId;
+        headers[internalHeaders.handle] = encodeURIComponent(user.handle);
+        headers[internalHeaders.email] = encodeURIComponent(user.email);
+        const after = await sessions.get(user.userId);
+        if (after.length > 0) headers[internalHeaders.after] = after.map((p) => `${p.topic}:${p.partition}:${p.offset}`).join(',');
+      }
+      const res = await serviceOf(target.service).request({
+        method: request.method,
+        url: request.url,
+        headers,
+        ...(request.method === 'GET' ? {} : { body }),
+      });
+      const written = res.headers[internalHeaders.written];
+      if (userId && typeof written === 'string') await sessions.add(userId, parsePositions(written));
+      const contentType = res.headers['content-type'];
+      reply.code(res.statusCode);
+      if (typeof contentType === 'string') reply.header('content-type', contentType);
+      return reply.send(res.body);
+    };
+  }
+
+  for (const route of publicRoutes()) {
+    const methods = [...route.methods.keys()] as (typeof ALL_METHODS)[number][];
+    app.route({ method: methods, url: route.path, handler: forward(route) });
+    const others = ALL_METHODS.filter((m) => !route.methods.has(m));
+    app.route({
+      method: others,
+      url: route.path,
+      handler: async (request, reply) => reply.code(400).send(errorBody('incorrect_request_type', `${request.method} is not accepted here; use ${methods.join(' or ')}`)),
+    });
+  }
+
+  mediaRoutes(app, deps.media);
+  adminRoutes(app, { token: deps.adminToken, manualClock: deps.manualClock ?? null, services: deps.services });
+  return app;
+}
+
+/** Fastify does not read bodies of GET requests; clients that send credentials in one still work. */
+async function readGetBody(request: FastifyRequest): Promise<Record<string, unknown>> {
+  const type = request.headers['content-type'] ?? '';
+  const length = Number(request.headers['content-length'] ?? 0);
+  if (!(length > 0) || length > 64 * 1024) return {};
+  const chunks: Buffer[] = [];
+  for await (const chunk of request.raw) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (type.includes('application/json')) {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+    } catch {
+      return {};
+    }
+  }
+  return Object.fromEntries(new URLSearchParams(text));
+}

@@ -1,0 +1,13 @@
+import { errorBody, type MediaStore } from '@castie/platform';
+import type { FastifyInstance } from 'fastify';
+
+/** Serves stored pictures at /media/<key>; keys are unique per upload, so they never change. */
+export function mediaRoutes(app: FastifyInstance, media: MediaStore): void {
+  app.get('/media/*', async (request, reply) => {
+    const key = (request.params as { '*': string })['*'];
+    const object = /^[A-Za-z0-9/_.-]+$/.test(key) && !key.includes('..') ? await media.get(key) : null;
+    if (!object) return reply.code(404).send(errorBody('not_found', 'no such picture'));
+    reply.header('content-type', object.contentType).header('content-length', object.size).header('cache-control', 'public, max-age=31536000, immutable');
+    return reply.send(object.body);
+  });
+}

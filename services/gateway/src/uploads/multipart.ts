@@ -1,0 +1,40 @@
+import { DomainError, messages, type UploadRef } from '@castie/contracts';
+import { newId, type MediaStore } from '@castie/platform';
+import type { FastifyRequest } from 'fastify';
+import { sniffImage } from './images.ts';
+
+/**
+ * Reads a multipart form: text fields become strings (repeated ones lists) and files are checked
+ * by their bytes and stored with the media port, becoming UploadRefs. Only the fields the
+ * endpoint declares as uploads may carry files.
+ */
+export async function readMultipart(request: FastifyRequest, media: MediaStore, uploadFields: readonly string[], maxBytes: number): Promise<Record<string, unknown>> {
+  const fields: Record<string, unknown> = {};
+  const add = (name: string, value: unknown) => {
+    const seen = fields[name];
+    fields[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+  };
+  for await (const part of request.parts()) {
+    if (part.type === 'field') {
+      add(part.fieldname, typeof part.value === 'string' ? part.value : String(part.value));
+      continue;
+    }
+    let bytes: Buffer;
+    try {
+      bytes = await part.toBuffer();
+    } catch (error) {
+      if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new DomainError('invalid_request', `images must be at most ${Math.round(maxBytes / 1024 / 1024)} MB`);
+      throw error;
+    }
+    // An empty file input means "no picture".
+    if (bytes.length === 0) continue;
+    if (!uploadFields.includes(part.fieldname)) throw new DomainError('missing_request_data', `${part.fieldname} does not take a file`);
+    const image = sniffImage(bytes.subarray(0, 16));
+    if (!image) throw new DomainError('invalid_request', messages.invalidImage);
+    const key = `uploads/${newId()}.${image.ext}`;
+    await media.put(key, bytes, image.contentType);
+    const ref: UploadRef = { upload: true, key, contentType: image.contentType, size: bytes.length };
+    fields[part.fieldname] = ref;
+  }
+  return fields;
+}

@@ -1,0 +1,38 @@
+import { identityEvents, loginEvents } from '@castie/contracts';
+import { CommandHandler, type Clock, type EventStore, type Mailer } from '@castie/platform';
+import { accountDecider } from './account/decider.ts';
+import { handleClaimDecider } from './login/handle-claim.ts';
+import { loginDecider } from './login/decider.ts';
+import type { PasswordHasher } from './sign-in/passwords.ts';
+import { CredentialVerifier } from './sign-in/credentials.ts';
+import { resetDecider } from './password-reset/decider.ts';
+
+export interface IdentityDeps {
+  /** Event store of the public topic `identity` (accounts). */
+  accounts: EventStore;
+  /** Event store of the private topic `identity-logins` (logins, handle claims, reset tokens). */
+  logins: EventStore;
+  clock: Clock;
+  mailer: Mailer;
+  passwords: PasswordHasher;
+  /** Secret that keys the verified-credentials cache and reset tokens. */
+  secret: string;
+  /** Where people reach the service (links in e-mails), e.g. http://localhost:8080. */
+  publicUrl: string;
+  /** Check every response against its contract (on in tests). */
+  checkResponses?: boolean;
+}
+
+/** What the features of identity share: the aggregates' command handlers and the verifier. */
+export function identityContext(deps: IdentityDeps) {
+  const accounts = new CommandHandler(deps.accounts, identityEvents, accountDecider);
+  const logins = new CommandHandler(deps.logins, loginEvents, loginDecider);
+  const handles = new CommandHandler(deps.logins, loginEvents, handleClaimDecider);
+  const resets = new CommandHandler(deps.logins, loginEvents, resetDecider);
+  const verifier = new CredentialVerifier(logins, accounts, deps.passwords, deps.secret);
+  return { ...deps, deps, accounts, logins, handles, resets, verifier };
+}
+export type IdentityContext = ReturnType<typeof identityContext>;
+
+export const accountStreamId = (userId: string): string => `account-${userId}`;
+export const loginStreamId = (email: string): string => `login-${email.trim().toLowerCase()}`;

@@ -1,0 +1,69 @@
+import type { AuthenticatedUser } from '@castie/contracts';
+import type { CommandHandler } from '@castie/platform';
+import { createHmac } from 'node:crypto';
+import type { AccountCommand, AccountState } from '../account/decider.ts';
+import type { LoginCommand, LoginState } from '../login/decider.ts';
+import type { PasswordHasher } from './passwords.ts';
+
+interface Verified {
+  userId: string;
+  /** Version of the login stream when the password was checked. */
+  loginVersion: number;
+  expiresAt: number;
+}
+
+/**
+ * Checks the credentials every request carries. argon2 runs once per (e-mail, password, login
+ * version): the cache remembers a successful check under an HMAC of the presented credentials
+ * (never the password itself), and an entry only counts while the login stream is still at the
+ * version it was checked against. A password change, an e-mail change or a deletion appends to
+ * that stream, so the very next request with the old credentials fails, with no invalidation
+ * message to lose.
+ */
+export class CredentialVerifier {
+  readonly #cache = new Map<string, Verified>();
+  readonly #maxEntries: number;
+  readonly #ttlMs: number;
+
+  constructor(
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    private readonly logins: CommandHandler<LoginCommand, any, LoginState>,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    private readonly accounts: CommandHandler<AccountCommand, any, AccountState>,
+    private readonly passwords: PasswordHasher,
+    private readonly secret: string,
+    options: { maxEntries?: number; ttlMs?: number } = {},
+  ) {
+    this.#maxEntries = options.maxEntries ?? 100_000;
+    this.#ttlMs = options.ttlMs ?? 10 * 60_000;
+  }
+
+  /** The active account these credentials open, or null. */
+  async verify(emailInput: string, password: string, now = Date.now()): Promise<AuthenticatedUser | null> {
+    const email = emailInput.trim().toLowerCase();
+    if (!email || !password) return null;
+    const { state: login, version } = await this.logins.load(`login-${email}`);
+    if (login.status !== 'open') return null;
+
+    const key = createHmac('sha256', this.secret).update(email).update('\0').update(password).digest('base64url');
+    const hit = this.#cache.get(key);
+    if (!(hit && hit.userId === login.userId && hit.loginVersion === version && hit.expiresAt > now)) {
+      if (hit) this.#cache.delete(key);
+      if (!(await this.passwords.verify(login.passwordHash, password))) return null;
+      this.remember(key, { userId: login.userId, loginVersion: version, expiresAt: now + this.#ttlMs });
+    }
+
+    const { state: account } = await this.accounts.load(`account-${login.userId}`);
+    if (account.status !== 'active') return null;
+    return { userId: account.userId, handle: account.handle, email };
+  }
+
+  private remember(key: string, entry: Verified): void {
+    if (this.#cache.size >= this.#maxEntries) {
+      // Maps iterate in insertion order: drop the oldest entry.
+      const oldest = this.#cache.keys().next().value;
+      if (oldest !== undefined) this.#cache.delete(oldest);
+    }
+    this.#cache.set(key, entry);
+  }
+}
