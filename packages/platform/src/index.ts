@@ -5,3 +5,4 @@ export * from './ports/media.ts';
 export * from './ports/clock.ts';
 export * from './ports/mail.ts';
 export * from './ports/cache.ts';
+export * from './embedded/file-event-log.ts';

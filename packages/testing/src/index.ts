@@ -1,1 +1,1 @@
-export {};
+export * from './conformance/event-log.ts';

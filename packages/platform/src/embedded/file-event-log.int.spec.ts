@@ -1,0 +1,169 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { describeEventLog } from '../../../testing/src/conformance/event-log.ts';
+import type { EventLog, LogRecord } from '../ports/event-log.ts';
+import { createFileEventLog } from './file-event-log.ts';
+
+const tempDir = (): Promise<string> => mkdtemp(join(tmpdir(), 'castie-log-'));
+
+describeEventLog('file event log', async () => {
+  const dir = await tempDir();
+  const opened: EventLog[] = [];
+  const open = async (): Promise<EventLog> => {
+    const log = await createFileEventLog({ dir });
+    opened.push(log);
+    return log;
+  };
+  return {
+    log: await open(),
+    reopen: open,
+    cleanup: async () => {
+      for (const log of opened) await log.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+/** Every record of a topic, read through a throw-away consumer group. */
+async function readAll(log: EventLog, topic: string): Promise<LogRecord[]> {
+  const end = (await log.endOffsets(topic)).get(0) ?? 0;
+  const records: LogRecord[] = [];
+  const subscription = await log.subscribe({
+    group: `read-${randomUUID()}`,
+    topics: [topic],
+    startAt: () => 'earliest',
+    handle: async (batch) => void records.push(...batch),
+  });
+  expect(await subscription.waitFor([{ topic, partition: 0, offset: end - 1 }], 10_000)).toBe(true);
+  await subscription.stop();
+  return records;
+}
+
+describe('file event log on disk', () => {
+  const dirs: string[] = [];
+  const logs: EventLog[] = [];
+  afterEach(async () => {
+    for (const log of logs.splice(0)) await log.close();
+    for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Opens a log in `dir`, collecting its warnings. */
+  async function openLog(dir: string): Promise<{ log: EventLog; warnings: string[] }> {
+    const warnings: string[] = [];
+    const log = await createFileEventLog({ dir, onWarning: (message) => warnings.push(message) });
+    logs.push(log);
+    return { log, warnings };
+  }
+
+  /** A log in a fresh directory with three records in topic `t`, closed again. */
+  async function threeRecords(): Promise<{ dir: string; file: string; size: number }> {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const { log } = await openLog(dir);
+    await log.append('t', [
+      { key: 'a', value: '{"n":0}' },
+      { key: 'b', value: '{"n":1}' },
+      { key: 'a', value: '{"n":2}' },
+    ]);
+    await log.close();
+    const file = join(dir, 't.log');
+    return { dir, file, size: (await stat(file)).size };
+  }
+
+  const damages: [string, (file: string, size: number) => Promise<void>, number, RegExp][] = [
+    ['half a record', (file) => appendFile(file, Buffer.from([100, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10])), 3, /torn record/],
+    ['a torn frame header', (file) => appendFile(file, Buffer.from([9, 0, 0])), 3, /torn frame header/],
+    ['zeros (a crash after the size grew)', (file) => appendFile(file, Buffer.alloc(4096)), 3, /impossible record length 0/],
+    [
+      'a last record with a flipped byte',
+      async (file, size) => {
+        const bytes = await readFile(file);
+        bytes.writeUInt8(bytes.readUInt8(size - 1) ^ 0xff, size - 1);
+        await writeFile(file, bytes);
+      },
+      2,
+      /bad checksum/,
+    ],
+  ];
+
+  for (const [damage, inflict, kept, warning] of damages) {
+    it(`cuts away ${damage} at open, keeps the records before it and appends after them`, async () => {
+      const { dir, file, size } = await threeRecords();
+      await inflict(file, size);
+
+      const { log, warnings } = await openLog(dir);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(warning);
+      expect((await readAll(log, 't')).map((r) => r.value)).toEqual(['{"n":0}', '{"n":1}', '{"n":2}'].slice(0, kept));
+      expect(await log.append('t', [{ key: 'c', value: '{"n":"after"}' }])).toEqual([{ topic: 't', partition: 0, offset: kept }]);
+      await log.close();
+
+      const again = await openLog(dir);
+      expect(again.warnings).toEqual([]);
+      expect((await readAll(again.log, 't')).map((r) => r.value).at(-1)).toBe('{"n":"after"}');
+    });
+  }
+
+  it('keeps every acknowledged record when the writing process is killed with SIGKILL', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const root = fileURLToPath(new URL('../../../../', import.meta.url));
+    const script = fileURLToPath(new URL('./test-fixtures/append-until-killed.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--import', 'tsx', script, dir, 'crash'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const closed = new Promise<string | number | null>((resolve) => child.on('close', (code, signal) => resolve(signal ?? code)));
+
+    const started = Date.now();
+    while (stdout === '' && child.exitCode === null && Date.now() - started < 20_000) await new Promise((r) => setTimeout(r, 10));
+    expect(stdout, stderr).not.toBe('');
+    await new Promise((r) => setTimeout(r, 300));
+    child.kill('SIGKILL');
+    expect(await closed).toBe('SIGKILL');
+
+    const acknowledged = stdout.trim().split('\n').map((line) => line.split(' ').map(Number) as [number, number, number]);
+    expect(acknowledged.length).toBeGreaterThan(0);
+    const { log } = await openLog(dir);
+    const records = await readAll(log, 'crash');
+    expect(records.length).toBeGreaterThanOrEqual(acknowledged.length);
+    for (const [offset, writer, seq] of acknowledged) {
+      expect(records[offset]).toMatchObject({ offset, key: `w${writer}` });
+      expect(JSON.parse(records[offset]!.value)).toEqual({ writer, seq, pad: 'x'.repeat((seq * 37) % 300) });
+    }
+    // Unacknowledged records that made it to disk must be whole too.
+    for (const record of records) expect(JSON.parse(record.value)).toMatchObject({ writer: Number(record.key.slice(1)) });
+    expect(await log.append('crash', [{ key: 'after', value: '{}' }])).toEqual([{ topic: 'crash', partition: 0, offset: records.length }]);
+    await log.close();
+
+    const again = await openLog(dir);
+    expect(again.warnings).toEqual([]);
+    expect((await again.log.endOffsets('crash')).get(0)).toBe(records.length + 1);
+  });
+
+  it('refuses a second subscription of one group to a topic, and allows it once the first stopped', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const { log } = await openLog(dir);
+    const options = { group: 'g', topics: ['t'], handle: async () => {} };
+    const first = await log.subscribe(options);
+    await expect(log.subscribe(options)).rejects.toThrow(/already has a subscription/);
+    await first.stop();
+    await (await log.subscribe(options)).stop();
+  });
+
+  it('rejects topic names that are not safe file names, and appends after close', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const { log } = await openLog(dir);
+    await expect(log.append('../escape', [{ key: 'k', value: '{}' }])).rejects.toThrow(/invalid topic name/);
+    await log.close();
+    await expect(log.append('t', [{ key: 'k', value: '{}' }])).rejects.toThrow(/closed/);
+  });
+});

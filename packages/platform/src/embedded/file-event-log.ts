@@ -1,0 +1,627 @@
+import { constants } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import zlib from 'node:zlib';
+import {
+  positionKey,
+  type EventLog,
+  type LogPosition,
+  type LogRecord,
+  type NewLogRecord,
+  type StartAt,
+  type SubscribeOptions,
+  type Subscription,
+} from '../ports/event-log.ts';
+
+export interface FileEventLogOptions {
+  /** Directory holding one `<topic>.log` file per topic and the consumer groups' positions. */
+  dir: string;
+  /**
+   * Extra time an append waits so that more appends share its write and sync. 0 (default) syncs as
+   * soon as the previous sync is done, which already batches every append that arrived meanwhile.
+   */
+  fsyncIntervalMs?: number;
+  /** Told about repaired damage (a torn last record cut away) and about failed batches being retried. */
+  onWarning?: (message: string) => void;
+}
+
+/*
+ * On disk a topic is a sequence of frames: [u32 payload length][u32 crc32 of payload][payload],
+ * payload = [f64 timestamp][u32 key byte length][key utf-8][value utf-8], all little-endian.
+ * A binary payload avoids escaping the value (itself JSON) a second time.
+ */
+const FRAME_HEAD = 8;
+const PAYLOAD_HEAD = 12;
+/** Larger lengths can only come from a damaged header; refusing them keeps a bad length from swallowing the file. */
+const MAX_PAYLOAD = 64 * 1024 * 1024;
+const SCAN_CHUNK = 4 * 1024 * 1024;
+const OFFSETS_FILE = 'consumer-offsets.json';
+/** Kafka's rule for topic names, which also makes them safe file names. */
+const isTopicName = (name: string): boolean => /^[A-Za-z0-9._-]{1,249}$/.test(name) && name !== '.' && name !== '..';
+const PARTITION = 0;
+
+/** Native since Node 20.15; the table-driven fallback keeps older Node 20 releases working. */
+const crc32: (data: Uint8Array) => number =
+  typeof zlib.crc32 === 'function' ? (data) => zlib.crc32(data) : tableCrc32();
+
+function tableCrc32(): (data: Uint8Array) => number {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return (data) => {
+    let crc = 0xffffffff;
+    for (let i = 0; i < data.length; i++) crc = table[(crc ^ data[i]!) & 0xff]! ^ (crc >>> 8);
+    return (crc ^ 0xffffffff) >>> 0;
+  };
+}
+
+/** Frames all records of one append into one buffer; `sizes` holds each frame's length. */
+function encode(records: readonly NewLogRecord[], timestamp: number): { frames: Buffer; sizes: number[] } {
+  const sizes = records.map((r) => FRAME_HEAD + PAYLOAD_HEAD + Buffer.byteLength(r.key) + Buffer.byteLength(r.value));
+  const frames = Buffer.allocUnsafe(sizes.reduce((a, b) => a + b, 0));
+  let at = 0;
+  records.forEach((record, i) => {
+    const size = sizes[i]!;
+    if (size - FRAME_HEAD > MAX_PAYLOAD) throw new RangeError(`record of ${size} bytes exceeds the limit of ${MAX_PAYLOAD}`);
+    const payload = at + FRAME_HEAD;
+    frames.writeDoubleLE(timestamp, payload);
+    const keyBytes = frames.write(record.key, payload + PAYLOAD_HEAD, 'utf8');
+    frames.writeUInt32LE(keyBytes, payload + 8);
+    frames.write(record.value, payload + PAYLOAD_HEAD + keyBytes, 'utf8');
+    frames.writeUInt32LE(size - FRAME_HEAD, at);
+    frames.writeUInt32LE(crc32(frames.subarray(payload, at + size)), at + 4);
+    at += size;
+  });
+  return { frames, sizes };
+}
+
+async function readFully(fd: FileHandle, buffer: Buffer, position: number): Promise<void> {
+  for (let done = 0; done < buffer.length; ) {
+    const { bytesRead } = await fd.read(buffer, done, buffer.length - done, position + done);
+    if (bytesRead === 0) throw new Error(`unexpected end of file at byte ${position + done}`);
+    done += bytesRead;
+  }
+}
+
+async function writeFully(fd: FileHandle, buffer: Buffer, position: number): Promise<void> {
+  for (let done = 0; done < buffer.length; ) {
+    const { bytesWritten } = await fd.write(buffer, done, buffer.length - done, position + done);
+    done += bytesWritten;
+  }
+}
+
+/** Makes a directory entry (a created or renamed file) durable. */
+async function syncDir(dir: string): Promise<void> {
+  const fd = await open(dir, 'r');
+  try {
+    await fd.sync();
+  } finally {
+    await fd.close();
+  }
+}
+
+const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+interface PendingAppend {
+  frames: Buffer;
+  sizes: number[];
+  resolve: (positions: LogPosition[]) => void;
+  reject: (err: unknown) => void;
+}
+
+/** One topic's file: its durable records' byte positions, and the group commit that appends to it. */
+class TopicFile {
+  /** Byte position of every durable record: record i spans [starts[i], starts[i + 1] ?? size). */
+  private readonly starts: number[] = [];
+  private size = 0;
+  private queue: PendingAppend[] = [];
+  private flushing = false;
+  private drained: Promise<void> = Promise.resolve();
+  private wakers: Array<() => void> = [];
+  /** Set when a failed write could not be rolled back: the file's tail is unknown, so appends stop. */
+  private broken: unknown = null;
+  private closed = false;
+
+  private constructor(
+    readonly name: string,
+    private readonly fd: FileHandle,
+    private readonly gatherMs: number,
+  ) {}
+
+  /** Opens (or creates) a topic's file, indexes its records and cuts away a damaged tail. */
+  static async open(dir: string, name: string, gatherMs: number, warn: (message: string) => void): Promise<TopicFile> {
+    const path = join(dir, `${name}.log`);
+    let fd: FileHandle;
+    let created = true;
+    try {
+      fd = await open(path, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL, 0o644);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      created = false;
+      fd = await open(path, constants.O_RDWR);
+    }
+    const topic = new TopicFile(name, fd, gatherMs);
+    try {
+      // A new file's directory entry must be durable too, or a crash could lose acknowledged appends.
+      if (created) await syncDir(dir);
+      await topic.scan(path, warn);
+    } catch (err) {
+      await fd.close();
+      throw err;
+    }
+    return topic;
+  }
+
+  /** Offset the next record will get. */
+  get end(): number {
+    return this.starts.length;
+  }
+
+  private async scan(path: string, warn: (message: string) => void): Promise<void> {
+    const fileSize = (await this.fd.stat()).size;
+    let chunk = Buffer.allocUnsafe(Math.min(SCAN_CHUNK, Math.max(fileSize, FRAME_HEAD)));
+    let chunkStart = 0;
+    let chunkLength = 0;
+    // Makes bytes [from, from + length) available in `chunk`, reading ahead a chunk at a time.
+    const ensure = async (from: number, length: number): Promise<number> => {
+      if (from >= chunkStart && from + length <= chunkStart + chunkLength) return from - chunkStart;
+      if (length > chunk.length) chunk = Buffer.allocUnsafe(length);
+      chunkStart = from;
+      chunkLength = Math.min(chunk.length, fileSize - from);
+      await readFully(this.fd, chunk.subarray(0, chunkLength), from);
+      return 0;
+    };
+    let at = 0;
+    let damage: string | null = null;
+    while (at < fileSize) {
+      if (fileSize - at < FRAME_HEAD) {
+        damage = 'a torn frame header';
+        break;
+      }
+      const head = await ensure(at, FRAME_HEAD);
+      const length = chunk.readUInt32LE(head);
+      const crc = chunk.readUInt32LE(head + 4);
+      if (length < PAYLOAD_HEAD || length > MAX_PAYLOAD) {
+        damage = `an impossible record length ${length}`;
+        break;
+      }
+      if (fileSize - at < FRAME_HEAD + length) {
+        damage = 'a torn record';
+        break;
+      }
+      const frame = await ensure(at, FRAME_HEAD + length);
+      if (crc32(chunk.subarray(frame + FRAME_HEAD, frame + FRAME_HEAD + length)) !== crc) {
+        damage = 'a record with a bad checksum';
+        break;
+      }
+      this.starts.push(at);
+      at += FRAME_HEAD + length;
+    }
+    if (damage) {
+      // Only a write cut short by a crash leaves damage behind; nothing past it was acknowledged.
+      warn(`${path}: found ${damage} at byte ${at} after ${this.starts.length} records; cut away ${fileSize - at} bytes`);
+      await this.fd.truncate(at);
+      await this.fd.datasync();
+    }
+    this.size = at;
+  }
+
+  /** Queues records for the next group commit; resolves once they are written and synced. */
+  append(records: readonly NewLogRecord[]): Promise<LogPosition[]> {
+    if (this.closed) return Promise.reject(new Error(`topic ${this.name} is closed`));
+    if (this.broken) return Promise.reject(new Error(`topic ${this.name} is unusable after a failed write: ${errorMessage(this.broken)}`));
+    const { frames, sizes } = encode(records, Date.now());
+    return new Promise((resolve, reject) => {
+      this.queue.push({ frames, sizes, resolve, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        this.drained = this.flush();
+      }
+    });
+  }
+
+  /** Writes everything queued as one write + one fdatasync, repeatedly, until the queue stays empty. */
+  private async flush(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        if (this.gatherMs > 0) await new Promise((r) => setTimeout(r, this.gatherMs));
+        const batch = this.queue;
+        this.queue = [];
+        const frames = batch.length === 1 ? batch[0]!.frames : Buffer.concat(batch.map((b) => b.frames));
+        try {
+          await writeFully(this.fd, frames, this.size);
+          await this.fd.datasync();
+        } catch (err) {
+          await this.rollback(err);
+          for (const pending of batch) pending.reject(err);
+          continue;
+        }
+        let at = this.size;
+        for (const pending of batch) {
+          pending.resolve(
+            pending.sizes.map((size) => {
+              this.starts.push(at);
+              at += size;
+              return { topic: this.name, partition: PARTITION, offset: this.starts.length - 1 };
+            }),
+          );
+        }
+        this.size = at;
+        this.wake();
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /** Cuts off a partly written batch so the next batch starts at a frame boundary. */
+  private async rollback(cause: unknown): Promise<void> {
+    try {
+      await this.fd.truncate(this.size);
+    } catch {
+      this.broken = cause;
+      for (const pending of this.queue.splice(0)) pending.reject(cause);
+    }
+  }
+
+  /** Reads up to `max` durable records from `from` on, with one file read. */
+  async read(from: number, max: number): Promise<LogRecord[]> {
+    const to = Math.min(this.starts.length, from + max);
+    if (from >= to) return [];
+    const start = this.starts[from]!;
+    const buffer = Buffer.allocUnsafe((to < this.starts.length ? this.starts[to]! : this.size) - start);
+    await readFully(this.fd, buffer, start);
+    const records: LogRecord[] = [];
+    let at = 0;
+    for (let offset = from; offset < to; offset++) {
+      const payload = at + FRAME_HEAD;
+      const end = payload + buffer.readUInt32LE(at);
+      const keyEnd = payload + PAYLOAD_HEAD + buffer.readUInt32LE(payload + 8);
+      records.push({
+        topic: this.name,
+        partition: PARTITION,
+        offset,
+        key: buffer.toString('utf8', payload + PAYLOAD_HEAD, keyEnd),
+        value: buffer.toString('utf8', keyEnd, end),
+        timestamp: buffer.readDoubleLE(payload),
+      });
+      at = end;
+    }
+    return records;
+  }
+
+  /** Resolves at the next durable append, or when `wake` is called. */
+  changed(): Promise<void> {
+    return new Promise((resolve) => this.wakers.push(resolve));
+  }
+
+  wake(): void {
+    const wakers = this.wakers;
+    this.wakers = [];
+    for (const wake of wakers) wake();
+  }
+
+  /** Waits for queued appends, then closes the file. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.drained;
+    this.wake();
+    await this.fd.close();
+  }
+}
+
+/**
+ * Committed positions of consumer groups (next offset to read, per group and `topic:partition`),
+ * in one small JSON file replaced atomically (temp file + rename). Writes run in the background and
+ * coalesce: losing the latest ones in a crash only redelivers records, which consumers tolerate.
+ */
+class CommittedOffsets {
+  private writing = false;
+  private dirty = false;
+  private written: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly dir: string,
+    private readonly groups: Map<string, Map<string, number>>,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  static async load(dir: string, warn: (message: string) => void): Promise<CommittedOffsets> {
+    const path = join(dir, OFFSETS_FILE);
+    // Maps, not objects: group names are free text, and `__proto__` must stay a plain name.
+    const groups = new Map<string, Map<string, number>>();
+    try {
+      const stored = JSON.parse(await readFile(path, 'utf8')) as Record<string, Record<string, number>>;
+      for (const [group, positions] of Object.entries(stored)) groups.set(group, new Map(Object.entries(positions)));
+    } catch (err) {
+      // Without the file every group starts over: at-least-once delivery makes that safe.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') warn(`${path}: unreadable (${errorMessage(err)}); consumer groups start from the beginning`);
+    }
+    return new CommittedOffsets(dir, groups, warn);
+  }
+
+  get(group: string, key: string): number | undefined {
+    return this.groups.get(group)?.get(key);
+  }
+
+  set(group: string, key: string, next: number): void {
+    const positions = this.groups.get(group) ?? new Map<string, number>();
+    this.groups.set(group, positions.set(key, next));
+    this.dirty = true;
+    if (!this.writing) {
+      this.writing = true;
+      this.written = this.write();
+    }
+  }
+
+  /** Resolves once every position set so far is on disk (or its write failed and was reported). */
+  flush(): Promise<void> {
+    return this.written;
+  }
+
+  private async write(): Promise<void> {
+    try {
+      while (this.dirty) {
+        this.dirty = false;
+        const path = join(this.dir, OFFSETS_FILE);
+        const fd = await open(`${path}.tmp`, 'w');
+        try {
+          await fd.writeFile(JSON.stringify(Object.fromEntries([...this.groups].map(([group, positions]) => [group, Object.fromEntries(positions)]))));
+          await fd.datasync();
+        } finally {
+          await fd.close();
+        }
+        await rename(`${path}.tmp`, path);
+      }
+    } catch (err) {
+      this.dirty = true;
+      this.warn(`committing consumer positions failed (retried at the next commit): ${errorMessage(err)}`);
+    } finally {
+      this.writing = false;
+    }
+  }
+}
+
+interface Waiter {
+  need: Map<string, number>;
+  resolve: (reached: boolean) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** One subscription: a sequential consumer per topic (each topic has one partition). */
+class FileSubscription implements Subscription {
+  private readonly handledOffsets = new Map<string, number>();
+  private readonly waiters = new Set<Waiter>();
+  private readonly pauses = new Set<() => void>();
+  private readonly topics: Set<string>;
+  private readonly loops: Promise<void>[];
+  private stopping = false;
+  private stopped: Promise<void> | null = null;
+
+  constructor(
+    private readonly options: SubscribeOptions,
+    private readonly files: TopicFile[],
+    starts: number[],
+    private readonly offsets: CommittedOffsets,
+    private readonly warn: (message: string) => void,
+    private readonly onStopped: () => void,
+  ) {
+    this.topics = new Set(files.map((f) => f.name));
+    this.loops = files.map((file, i) =>
+      this.consume(file, starts[i]!).catch((err: unknown) => warn(`consumer group ${options.group} stopped reading ${file.name}: ${errorMessage(err)}`)),
+    );
+  }
+
+  private async consume(file: TopicFile, start: number): Promise<void> {
+    const key = positionKey({ topic: file.name, partition: PARTITION });
+    const maxBatch = this.options.maxBatch ?? 500;
+    let next = start;
+    while (!this.stopping) {
+      if (next >= file.end) {
+        await file.changed();
+        continue;
+      }
+      const records = await file.read(next, maxBatch);
+      if (!(await this.deliver(records))) return;
+      next += records.length;
+      this.handledOffsets.set(key, next - 1);
+      this.offsets.set(this.options.group, key, next);
+      this.settleWaiters();
+    }
+  }
+
+  /** Hands a batch to `handle` until it succeeds (false: stopped first), pausing 50ms..1s between tries. */
+  private async deliver(records: LogRecord[]): Promise<boolean> {
+    for (let pause = 50; ; pause = Math.min(pause * 2, 1000)) {
+      try {
+        await this.options.handle(records);
+        return true;
+      } catch (err) {
+        const first = records[0]!;
+        this.warn(
+          `consumer group ${this.options.group}: handling ${first.topic} offsets ${first.offset}..${first.offset + records.length - 1} failed, retrying in ${pause}ms: ${errorMessage(err)}`,
+        );
+        if (!this.stopping) await new Promise<void>((resolve) => this.pause(pause, resolve));
+        if (this.stopping) return false;
+      }
+    }
+  }
+
+  /** A pause that `stop` cuts short. */
+  private pause(ms: number, resolve: () => void): void {
+    const done = (): void => {
+      clearTimeout(timer);
+      this.pauses.delete(done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    this.pauses.add(done);
+  }
+
+  handled(): ReadonlyMap<string, number> {
+    return this.handledOffsets;
+  }
+
+  private reached(need: Map<string, number>): boolean {
+    for (const [key, offset] of need) if ((this.handledOffsets.get(key) ?? -1) < offset) return false;
+    return true;
+  }
+
+  private settleWaiters(): void {
+    for (const waiter of this.waiters) {
+      if (!this.reached(waiter.need)) continue;
+      clearTimeout(waiter.timer);
+      this.waiters.delete(waiter);
+      waiter.resolve(true);
+    }
+  }
+
+  waitFor(positions: readonly LogPosition[], timeoutMs: number): Promise<boolean> {
+    const need = new Map<string, number>();
+    for (const p of positions) {
+      if (!this.topics.has(p.topic)) continue;
+      const key = positionKey(p);
+      need.set(key, Math.max(need.get(key) ?? -1, p.offset));
+    }
+    if (this.reached(need)) return Promise.resolve(true);
+    if (this.stopping) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        need,
+        resolve,
+        timer: setTimeout(() => {
+          this.waiters.delete(waiter);
+          resolve(false);
+        }, timeoutMs),
+      };
+      this.waiters.add(waiter);
+    });
+  }
+
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      this.stopping = true;
+      for (const file of this.files) file.wake();
+      for (const cut of [...this.pauses]) cut();
+      await Promise.all(this.loops);
+      for (const waiter of this.waiters) {
+        clearTimeout(waiter.timer);
+        waiter.resolve(false);
+      }
+      this.waiters.clear();
+      await this.offsets.flush();
+      this.onStopped();
+    })();
+    return this.stopped;
+  }
+}
+
+/**
+ * Opens the embedded event log: a durable, crash-safe log in `dir`, one partition (0) per topic,
+ * one append-only file per topic. An append resolves once its bytes are written and fdatasync'ed;
+ * concurrent appends to a topic share one write and one sync (group commit). At open a torn or
+ * corrupt tail (from a crash mid-write) is reported through `onWarning` and cut away.
+ *
+ * Consumer groups commit the next offset to read after each handled batch; without `startAt` a
+ * subscription starts at the group's committed position. A group may have one live subscription
+ * per topic in one log: a second one throws, since two would hand out the same records twice and
+ * move the committed position back and forth. One process owns `dir` at a time.
+ */
+export async function createFileEventLog(options: FileEventLogOptions): Promise<EventLog> {
+  const { dir, fsyncIntervalMs = 0 } = options;
+  const warn = options.onWarning ?? (() => {});
+  await mkdir(dir, { recursive: true });
+  const offsets = await CommittedOffsets.load(dir, warn);
+  const files = new Map<string, Promise<TopicFile>>();
+  const claims = new Set<string>();
+  const subscriptions = new Set<FileSubscription>();
+  let closed = false;
+  let closing: Promise<void> | null = null;
+
+  const assertOpen = (): void => {
+    if (closed) throw new Error(`event log in ${dir} is closed`);
+  };
+
+  const topicFile = (name: string): Promise<TopicFile> => {
+    if (!isTopicName(name)) throw new Error(`invalid topic name "${name}": use letters, digits, '.', '_' and '-'`);
+    let file = files.get(name);
+    if (!file) {
+      file = TopicFile.open(dir, name, fsyncIntervalMs, warn);
+      files.set(name, file);
+      file.catch(() => files.delete(name));
+    }
+    return file;
+  };
+
+  const startOffset = (group: string, file: TopicFile, at: StartAt): number => {
+    if (at === 'earliest') return 0;
+    if (at !== 'committed') {
+      if (!Number.isSafeInteger(at.offset) || at.offset < 0) throw new Error(`invalid start offset ${at.offset} for ${file.name}`);
+      return at.offset;
+    }
+    const committed = offsets.get(group, positionKey({ topic: file.name, partition: PARTITION })) ?? 0;
+    if (committed <= file.end) return committed;
+    // Only possible when the topic's file was replaced: its records are all new to the group.
+    warn(`consumer group ${group}: committed offset ${committed} is past the end of ${file.name} (${file.end}); starting from the beginning`);
+    return 0;
+  };
+
+  // Open existing topics now, so damage is found and repaired at start rather than on first use.
+  for (const entry of await readdir(dir)) {
+    const name = entry.slice(0, -'.log'.length);
+    if (entry.endsWith('.log') && isTopicName(name)) await topicFile(name);
+  }
+
+  return {
+    async append(topic, records) {
+      assertOpen();
+      if (records.length === 0) return [];
+      return (await topicFile(topic)).append(records);
+    },
+
+    async subscribe(subscribeOptions) {
+      assertOpen();
+      const { group } = subscribeOptions;
+      const topics = [...new Set(subscribeOptions.topics)];
+      if (topics.length === 0) throw new Error('subscribe needs at least one topic');
+      const claimed = topics.map((topic) => `${group}\u0000${topic}`);
+      const taken = claimed.findIndex((claim) => claims.has(claim));
+      if (taken >= 0) throw new Error(`consumer group ${group} already has a subscription to ${topics[taken]} in this process`);
+      for (const claim of claimed) claims.add(claim);
+      try {
+        const subscribed = await Promise.all(topics.map(topicFile));
+        const starts: number[] = [];
+        for (const file of subscribed) starts.push(startOffset(group, file, (await subscribeOptions.startAt?.(file.name, PARTITION)) ?? 'committed'));
+        assertOpen();
+        const subscription: FileSubscription = new FileSubscription(subscribeOptions, subscribed, starts, offsets, warn, () => {
+          subscriptions.delete(subscription);
+          for (const claim of claimed) claims.delete(claim);
+        });
+        subscriptions.add(subscription);
+        return subscription;
+      } catch (err) {
+        for (const claim of claimed) claims.delete(claim);
+        throw err;
+      }
+    },
+
+    async endOffsets(topic) {
+      assertOpen();
+      return new Map([[PARTITION, (await topicFile(topic)).end]]);
+    },
+
+    close() {
+      closing ??= (async () => {
+        closed = true;
+        await Promise.all([...subscriptions].map((s) => s.stop()));
+        const opened = await Promise.allSettled(files.values());
+        await Promise.all(opened.map((o) => (o.status === 'fulfilled' ? o.value.close() : undefined)));
+        await offsets.flush();
+      })();
+      return closing;
+    },
+  };
+}
