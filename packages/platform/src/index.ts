@@ -6,3 +6,4 @@ export * from './ports/clock.ts';
 export * from './ports/mail.ts';
 export * from './ports/cache.ts';
 export * from './embedded/file-event-log.ts';
+export * from './embedded/log-event-store.ts';

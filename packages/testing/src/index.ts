@@ -1,1 +1,2 @@
 export * from './conformance/event-log.ts';
+export * from './conformance/event-store.ts';

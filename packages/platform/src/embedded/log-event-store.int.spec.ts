@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EventEnvelope } from '@castie/contracts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { describeEventStore } from '../../../testing/src/conformance/event-store.ts';
+import type { EventLog, LogRecord } from '../ports/event-log.ts';
+import { createFileEventLog } from './file-event-log.ts';
+import { createLogEventStore } from './log-event-store.ts';
+
+const TOPIC = 'casties';
+const tempDir = (): Promise<string> => mkdtemp(join(tmpdir(), 'castie-store-'));
+
+describeEventStore('log event store on the file log', async () => {
+  const dir = await tempDir();
+  let log = await createFileEventLog({ dir });
+  return {
+    store: await createLogEventStore({ log, topic: TOPIC }),
+    reopen: async () => {
+      await log.close();
+      log = await createFileEventLog({ dir });
+      return createLogEventStore({ log, topic: TOPIC });
+    },
+    cleanup: async () => {
+      await log.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+const event = (streamId: string, data: unknown): Omit<EventEnvelope, 'streamVersion'> => ({
+  id: randomUUID().replaceAll('-', ''),
+  type: 'ForecastMade',
+  schemaVersion: 1,
+  streamId,
+  occurredAt: '2025-01-02T03:04:05.000Z',
+  actor: 'user-1',
+  data,
+});
+
+describe('log event store on the file log', () => {
+  let dir: string;
+  let log: EventLog;
+  afterEach(async () => {
+    await log.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('publishes each event to the topic, keyed by stream id, at the positions it returns', async () => {
+    dir = await tempDir();
+    log = await createFileEventLog({ dir });
+    const store = await createLogEventStore({ log, topic: TOPIC });
+    const { positions } = await store.appendToStream('castie-1', [event('castie-1', 1), event('castie-1', 2)], { expectedVersion: 'no_stream' });
+
+    const seen: LogRecord[] = [];
+    const subscription = await log.subscribe({ group: 'feed', topics: [TOPIC], handle: async (records) => void seen.push(...records) });
+    expect(await subscription.waitFor(positions, 5_000)).toBe(true);
+    await subscription.stop();
+    expect(seen.map((r) => [r.offset, r.key, (JSON.parse(r.value) as EventEnvelope).streamVersion])).toEqual([
+      [positions[0]!.offset, 'castie-1', 1],
+      [positions[1]!.offset, 'castie-1', 2],
+    ]);
+  });
+
+  it('replays a topic larger than one batch into the same streams', async () => {
+    dir = await tempDir();
+    log = await createFileEventLog({ dir });
+    const store = await createLogEventStore({ log, topic: TOPIC });
+    const streams = Array.from({ length: 60 }, (_, i) => `user-${i}`);
+    for (let round = 0; round < 10; round++) {
+      await Promise.all(
+        streams.map((id) => store.appendToStream(id, Array.from({ length: 12 }, (_, n) => event(id, { round, n })), { expectedVersion: round * 12 })),
+      );
+    }
+    await log.close();
+
+    log = await createFileEventLog({ dir });
+    const replayed = await createLogEventStore({ log, topic: TOPIC });
+    for (const id of streams) {
+      const { version, events } = await replayed.readStream(id);
+      expect(version).toBe(120);
+      expect(events.map((e) => e.data)).toEqual(Array.from({ length: 120 }, (_, i) => ({ round: Math.floor(i / 12), n: i % 12 })));
+    }
+  });
+
+  it('refuses to start on a topic holding something that is not the next event of its stream', async () => {
+    dir = await tempDir();
+    log = await createFileEventLog({ dir });
+    const store = await createLogEventStore({ log, topic: TOPIC });
+    await store.appendToStream('castie-1', [event('castie-1', 1)], { expectedVersion: 'no_stream' });
+    await log.append(TOPIC, [{ key: 'castie-1', value: JSON.stringify({ ...event('castie-1', 2), streamVersion: 5 }) }]);
+    await expect(createLogEventStore({ log, topic: TOPIC })).rejects.toThrow(/casties@0:1: .*does not follow version 1/);
+  });
+});
