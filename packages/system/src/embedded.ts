@@ -1,22 +1,25 @@
-import { buildGatewayApp, inProcessClient } from '@castie/gateway';
-import { argon2idHasher, buildIdentityApp, type PasswordHasher } from '@castie/identity';
-import { IDENTITY_LOGINS_TOPIC, IDENTITY_TOPIC } from '@castie/contracts';
-import { ManualClock, systemClock, type Cache, type Clock } from '@castie/platform';
+import { buildGatewayApp, inProcessClient, type ServiceClient } from '@castie/gateway';
+import type { PasswordHasher } from '@castie/identity';
+import type { ServiceName } from '@castie/contracts';
+import { ManualClock, systemClock, type BuiltService, type Cache, type Clock, type EventStore } from '@castie/platform';
 import { createFileEventLog } from '@castie/platform/embedded/file-event-log';
 import { createLogEventStore } from '@castie/platform/embedded/log-event-store';
 import { createLocalMediaStore } from '@castie/platform/embedded/local-media-store';
 import { createMemoryCache } from '@castie/platform/embedded/memory-cache';
+import { createMemoryDocumentStore } from '@castie/platform/embedded/memory-document-store';
 import { createOutboxMailer } from '@castie/platform/embedded/outbox-mailer';
 import { createRedisCache } from '@castie/platform/redis/redis-cache';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EmbeddedConfig } from './config.ts';
+import { allServices } from './services.ts';
 
 export interface EmbeddedSystem {
   gateway: FastifyInstance;
   clock: Clock;
   manualClock: ManualClock | null;
+  services: Map<ServiceName, BuiltService>;
   close(): Promise<void>;
 }
 
@@ -26,38 +29,57 @@ export interface EmbeddedOptions {
   passwords?: PasswordHasher;
   /** Tests pass a fixed clock. */
   clock?: ManualClock;
+  /** Check every service response against its contract (tests). */
+  checkResponses?: boolean;
 }
 
 /**
  * The embedded profile: the gateway and every service in one process, on the embedded adapters,
  * with all data under `dataDir`. Services are still reached through their HTTP contract (inject),
- * exactly as the cluster's gateway reaches them over the network. At start the log is replayed
- * into every read model.
+ * exactly as the cluster's gateway reaches them over the network. Each service has its own read
+ * model store, rebuilt from the log at start.
  */
 export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOptions = {}): Promise<EmbeddedSystem> {
   const logger = options.logger;
   await mkdir(config.dataDir, { recursive: true });
   const log = await createFileEventLog({ dir: join(config.dataDir, 'log'), onWarning: (message) => logger?.warn(message) });
-  const manualClock = options.clock ?? (config.CLOCK === 'manual' ? new ManualClock() : null);
-  const clock: Clock = manualClock ?? systemClock;
+  const clock: Clock = options.clock ?? (config.CLOCK === 'manual' ? new ManualClock() : systemClock);
+  // Only CLOCK=manual lets operators move time; a test's fixed clock alone does not.
+  const manualClock = config.CLOCK === 'manual' && clock instanceof ManualClock ? clock : null;
   const media = createLocalMediaStore({ dir: join(config.dataDir, 'media') });
-  const mailer = createOutboxMailer({ dir: join(config.dataDir, 'outbox'), onSent: (info) => logger?.info({ mail: info }, 'mail written to the outbox') });
+  const mailer = createOutboxMailer({ dir: join(config.dataDir, 'outbox'), onSent: (info: unknown) => logger?.info({ mail: info }, 'mail written to the outbox') });
   const cache: Cache = config.REDIS_URL ? createRedisCache({ url: config.REDIS_URL, keyPrefix: 'castie:' }) : createMemoryCache();
 
-  const identity = await buildIdentityApp({
-    accounts: await createLogEventStore({ log, topic: IDENTITY_TOPIC }),
-    logins: await createLogEventStore({ log, topic: IDENTITY_LOGINS_TOPIC }),
-    clock,
-    mailer,
-    passwords: options.passwords ?? argon2idHasher(),
-    secret: config.secret,
-    publicUrl: config.publicUrl,
-    ...(logger ? { logger: logger.child({ service: 'identity' }) } : {}),
-  });
-  await identity.ready();
+  // One event store per topic, shared by whoever asks (only the owning service writes it).
+  const stores = new Map<string, Promise<EventStore>>();
+  const eventStore = (topic: string) => stores.get(topic) ?? stores.set(topic, createLogEventStore({ log, topic })).get(topic)!;
+
+  const services = new Map<ServiceName, BuiltService>();
+  const clients: Partial<Record<ServiceName, ServiceClient>> = {};
+  for (const module of allServices(options.passwords ? { passwords: options.passwords } : {})) {
+    const started = Date.now();
+    const built = await module.build({
+      log,
+      eventStore,
+      documents: createMemoryDocumentStore(),
+      clock,
+      media,
+      cache,
+      mailer,
+      secret: config.secret,
+      publicUrl: config.publicUrl,
+      timeZone: config.TZ_NAME,
+      checkResponses: options.checkResponses ?? false,
+      ...(logger ? { logger: logger.child({ service: module.name }) } : {}),
+    });
+    await built.app.ready();
+    services.set(module.name, built);
+    clients[module.name] = inProcessClient(built.app);
+    logger?.info({ service: module.name, ms: Date.now() - started }, 'service ready');
+  }
 
   const gateway = await buildGatewayApp({
-    services: { identity: inProcessClient(identity) },
+    services: clients,
     media,
     cache,
     adminToken: config.adminToken,
@@ -70,12 +92,17 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
     gateway,
     clock,
     manualClock,
+    services,
     async close() {
       await gateway.close();
-      await identity.close();
+      for (const service of [...services.values()].reverse()) {
+        await service.close();
+        await service.app.close();
+      }
       await cache.close();
       await mailer.close();
       await media.close();
+      for (const store of stores.values()) await (await store).close();
       await log.close();
     },
   };

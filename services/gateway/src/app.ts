@@ -2,7 +2,7 @@ import { DomainError, internalHeaders, messages, type ServiceName } from '@casti
 import { errorBody, installErrorHandler, parsePositions, type Cache, type ManualClock, type MediaStore } from '@castie/platform';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { adminRoutes } from './admin/routes.ts';
 import { authenticate, presentedCredentials } from './credentials/credentials.ts';
 import { mediaRoutes } from './media/routes.ts';
@@ -63,7 +63,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   }
 
   function forward(route: PublicRoute) {
-    return async (request: FastifyRequest, reply: import('fastify').FastifyReply) => {
+    return async (request: FastifyRequest, reply: FastifyReply) => {
       const target = route.methods.get(request.method)!;
       if (apiKeys.size > 0 && route.path.startsWith('/api/')) {
         const key = request.headers['api-key'];

@@ -1,0 +1,46 @@
+import type { ServiceName } from '@castie/contracts';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Cache } from '../ports/cache.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { DocumentStore } from '../ports/document-store.ts';
+import type { EventLog } from '../ports/event-log.ts';
+import type { EventStore } from '../ports/event-store.ts';
+import type { Mailer } from '../ports/mail.ts';
+import type { MediaStore } from '../ports/media.ts';
+
+/** What every service is built from; the profile (embedded or cluster) decides the adapters. */
+export interface ServiceDeps {
+  log: EventLog;
+  /** The event store of a topic this service owns (it is the only writer of it). */
+  eventStore(topic: string): Promise<EventStore>;
+  /** This service's own store for read models (nobody else reads or writes it). */
+  documents: DocumentStore;
+  clock: Clock;
+  media: MediaStore;
+  cache: Cache;
+  mailer: Mailer;
+  /** Keys caches of secrets and tokens. */
+  secret: string;
+  /** Where people reach the system, for links (e-mails). */
+  publicUrl: string;
+  /** IANA time zone in which end dates and times of Casties are read. */
+  timeZone: string;
+  /** Check every response against its contract (tests). */
+  checkResponses: boolean;
+  logger?: FastifyBaseLogger;
+}
+
+export interface BuiltService {
+  app: FastifyInstance;
+  /** Stops consumers and closes stores the service opened (the app is closed by the caller). */
+  close(): Promise<void>;
+}
+
+/**
+ * A service as the system composes it. `build` returns once the service's read models have
+ * replayed the log up to its end at start, so it never answers from a half-built read model.
+ */
+export interface ServiceModule {
+  name: ServiceName;
+  build(deps: ServiceDeps): Promise<BuiltService>;
+}
