@@ -1,0 +1,49 @@
+import type { Cache } from '../ports/cache.ts';
+
+interface Entry {
+  value: string;
+  /** Epoch ms after which the entry is gone; Infinity without a TTL. */
+  expiresAt: number;
+}
+
+/**
+ * The embedded cache: a Map in this process. An expired entry is dropped when read, and a
+ * periodic sweep (an unref'd timer, so it never keeps the process alive) drops the ones nobody
+ * reads again. A `ttlMs` of zero or less stores nothing, as the value is expired already. `now`
+ * exists for tests; TTLs follow real time by default, as Redis does.
+ */
+export function createMemoryCache(options: { sweepIntervalMs?: number; now?: () => number } = {}): Cache {
+  const now = options.now ?? Date.now;
+  const entries = new Map<string, Entry>();
+  const sweep = setInterval(() => {
+    const t = now();
+    for (const [key, entry] of entries) if (entry.expiresAt <= t) entries.delete(key);
+  }, options.sweepIntervalMs ?? 30_000);
+  sweep.unref();
+
+  return {
+    async get(key) {
+      const entry = entries.get(key);
+      if (!entry) return null;
+      if (entry.expiresAt <= now()) {
+        entries.delete(key);
+        return null;
+      }
+      return entry.value;
+    },
+    async set(key, value, ttlMs) {
+      if (ttlMs !== undefined && ttlMs <= 0) {
+        entries.delete(key);
+        return;
+      }
+      entries.set(key, { value, expiresAt: ttlMs === undefined ? Infinity : now() + ttlMs });
+    },
+    async del(key) {
+      entries.delete(key);
+    },
+    async close() {
+      clearInterval(sweep);
+      entries.clear();
+    },
+  };
+}
