@@ -9,3 +9,6 @@ export * from './api/form.ts';
 export * from './api/endpoint.ts';
 export * from './api/identity.ts';
 export * from './api/all.ts';
+export * from './game/levels.ts';
+export * from './api/people.ts';
+export * from './api/time.ts';

@@ -15,6 +15,7 @@ export * from './embedded/file-event-log.ts';
 export * from './embedded/log-event-store.ts';
 export * from './embedded/memory-document-store.ts';
 export * from './service/module.ts';
+export * from './service/update-once.ts';
 export * from './embedded/local-media-store.ts';
 export * from './embedded/outbox-mailer.ts';
 export * from './embedded/memory-cache.ts';

@@ -1,0 +1,14 @@
+import type { DocumentStore, Projection } from '@castie/platform';
+import { friendshipsProjection } from './people/friendships-projection.ts';
+import { peopleProjection } from './people/people-projection.ts';
+
+/**
+ * Reference data that several services keep their own copy of (ARCHITECTURE rule 2): one code,
+ * many small copies, each fed by events into the service's own document store.
+ */
+export * from './people/people.ts';
+export * from './people/people-projection.ts';
+export * from './people/friendships-projection.ts';
+
+/** The projections a service runs to keep its copy of people and friendships. */
+export const peopleProjections = (store: DocumentStore): Projection[] => [peopleProjection(store), friendshipsProjection(store)];

@@ -1,0 +1,131 @@
+import { apiDate, apiTime, DomainError, levelFor, messages, titleFor, type FriendStatus, type Frodad, type ProfileInfo } from '@castie/contracts';
+import type { DocumentStore } from '@castie/platform';
+import { FRIENDSHIPS, pairId, type FriendshipDoc } from './friendships-projection.ts';
+import { PEOPLE, type PersonDoc } from './people-projection.ts';
+
+/** A person's accuracy in percent over answered Casties (0 when none answered yet). */
+export const percentCorrect = (p: Pick<PersonDoc, 'answered' | 'correct'>): number => (p.answered > 0 ? Math.round((p.correct / p.answered) * 100) : 0);
+
+/**
+ * Questions about people, answered from this service's own copy (rule 2): who a handle is, how
+ * two people relate, and the Profile and Frodad objects the API shows.
+ */
+export class People {
+  readonly #people;
+  readonly #friendships;
+
+  constructor(
+    store: DocumentStore,
+    private readonly timeZone = 'UTC',
+  ) {
+    this.#people = store.collection<PersonDoc>(PEOPLE);
+    this.#friendships = store.collection<FriendshipDoc>(FRIENDSHIPS);
+  }
+
+  byId(userId: string): Promise<PersonDoc | null> {
+    return this.#people.findOne({ _id: userId });
+  }
+
+  /** The person holding a handle (any case), active or not; null when nobody does. */
+  async byHandle(handle: string): Promise<PersonDoc | null> {
+    const found = await this.#people.find({ handleLower: handle.toLowerCase() });
+    return found.find((p) => p.status === 'active') ?? found.find((p) => p.status === 'deleted') ?? null;
+  }
+
+  /** The active person holding a handle; object_not_found or inactive_user otherwise. */
+  async activeByHandle(handle: string): Promise<PersonDoc> {
+    const person = await this.byHandle(handle);
+    if (!person) throw new DomainError('object_not_found', messages.userNotFound, { handle });
+    if (person.status !== 'active') throw new DomainError('inactive_user', messages.inactiveUser, { handle });
+    return person;
+  }
+
+  /** Active people by id (deleted ones vanish from lists). */
+  async activeByIds(ids: readonly string[]): Promise<Map<string, PersonDoc>> {
+    if (ids.length === 0) return new Map();
+    const found = await this.#people.find({ _id: { $in: [...new Set(ids)] }, status: 'active' });
+    return new Map(found.map((p) => [p._id, p]));
+  }
+
+  /** Ids of a person's frodads (friends), deleted ones included: filter with activeByIds to show. */
+  async friendIds(userId: string): Promise<string[]> {
+    const docs = await this.#friendships.find({ users: userId, status: 'friends' });
+    return docs.map((d) => (d.users[0] === userId ? d.users[1] : d.users[0]));
+  }
+
+  /** Pending requests a person received and sent. */
+  async requests(userId: string): Promise<{ received: string[]; sent: string[] }> {
+    const docs = await this.#friendships.find({ users: userId, status: 'requested' });
+    return { received: docs.filter((d) => d.toId === userId).map((d) => d.fromId), sent: docs.filter((d) => d.fromId === userId).map((d) => d.toId) };
+  }
+
+  /** How `other` relates to `requester`, as profileInfo says it. */
+  async relation(requesterId: string, otherId: string): Promise<FriendStatus> {
+    if (requesterId === otherId) return 'self';
+    const doc = await this.#friendships.findOne({ _id: pairId(requesterId, otherId) });
+    if (!doc) return 'not-friends';
+    if (doc.status === 'friends') return 'friend';
+    return doc.fromId === requesterId ? 'pending' : 'respond';
+  }
+
+  /** Relations of many people to one requester, in one query (listings). */
+  async relations(requesterId: string, otherIds: readonly string[]): Promise<Map<string, FriendStatus>> {
+    const out = new Map<string, FriendStatus>(otherIds.map((id) => [id, id === requesterId ? 'self' : 'not-friends']));
+    const docs = await this.#friendships.find({ users: requesterId });
+    for (const doc of docs) {
+      const other = doc.users[0] === requesterId ? doc.users[1] : doc.users[0];
+      if (!out.has(other)) continue;
+      out.set(other, doc.status === 'friends' ? 'friend' : doc.fromId === requesterId ? 'pending' : 'respond');
+    }
+    return out;
+  }
+
+  /** True when the requester may see only profileInfo of this person (spec: privacy applies to friends too). */
+  hidesFrom(person: PersonDoc, requesterId: string): boolean {
+    return person.isPrivate && person._id !== requesterId;
+  }
+
+  /** The Profile object of an active person (handle) for a requester. */
+  async profileInfo(requesterId: string, handle: string): Promise<{ person: PersonDoc; info: ProfileInfo }> {
+    const person = await this.activeByHandle(handle);
+    const [friends, relation] = await Promise.all([this.friendIds(person._id), this.relation(requesterId, person._id)]);
+    const activeFriends = await this.activeByIds(friends);
+    const level = levelFor(person.xp);
+    const percent = percentCorrect(person);
+    const { adjective, noun } = titleFor(level, percent);
+    const info: ProfileInfo = {
+      handle: person.handle,
+      user_uuid: person._id,
+      firstName: person.firstName,
+      lastName: person.lastName,
+      city: person.city,
+      state: person.state,
+      profPic: person.profPic,
+      image_last_updated_date: person.imageUpdatedAt ? apiDate(person.imageUpdatedAt, this.timeZone) : null,
+      image_last_updated_time: person.imageUpdatedAt ? apiTime(person.imageUpdatedAt, this.timeZone) : null,
+      level,
+      adjective,
+      noun,
+      is_private: person.isPrivate,
+      percentCorrect: percent,
+      myCastiesNumber: person.castiesCreated,
+      groupsNumber: person.following.length,
+      frodadsNumber: activeFriends.size,
+      forecastsNumber: person.forecasts,
+      friend_status: relation,
+    };
+    return { person, info };
+  }
+
+  /** A Frodad object (listing entry); `friends` instead of `friend`, as listings say it. */
+  frodad(person: PersonDoc, relation: FriendStatus, options: { withLevel?: boolean } = {}): Frodad {
+    return {
+      handle: person.handle,
+      lastName: person.lastName,
+      firstName: person.firstName,
+      profPic: person.profPic,
+      friend_status: relation === 'friend' ? 'friends' : relation,
+      ...(options.withLevel === false ? {} : { level: levelFor(person.xp) }),
+    };
+  }
+}
