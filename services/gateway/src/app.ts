@@ -35,7 +35,7 @@ const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD']
 export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstance> {
   const maxUploadBytes = deps.maxUploadBytes ?? 5 * 1024 * 1024;
   const app = Fastify({
-    logger: deps.logger ?? false,
+    ...(typeof deps.logger === 'object' ? { loggerInstance: deps.logger } : { logger: deps.logger ?? false }),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     exposeHeadRoutes: false,
     bodyLimit: 1024 * 1024,

@@ -25,7 +25,7 @@ export interface ServiceAppOptions {
  */
 export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(typeof options.logger === 'object' ? { loggerInstance: options.logger } : { logger: options.logger ?? false }),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     bodyLimit: 1024 * 1024,
   }) as unknown as FastifyInstance;

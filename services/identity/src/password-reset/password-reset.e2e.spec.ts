@@ -11,7 +11,7 @@ afterAll(() => sys.close());
 
 async function lastMailTo(email: string): Promise<{ to: string; text: string } | undefined> {
   const dir = join(sys.dataDir, 'outbox');
-  const files = (await readdir(dir)).sort();
+  const files = (await readdir(dir)).filter((f) => !f.startsWith('.')).sort();
   const mails = await Promise.all(files.map(async (f) => JSON.parse(await readFile(join(dir, f), 'utf8')) as { to: string; text: string }));
   return mails.filter((m) => m.to === email).at(-1);
 }
