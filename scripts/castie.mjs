@@ -101,7 +101,9 @@ function runTests() {
   try {
     const json = JSON.parse(readFileSync(report, 'utf8'));
     const skipped = (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0);
-    const failed = json.numFailedTests + (json.numRuntimeErrorTestSuites ?? 0);
+    // A file that fails before any test runs (an import error) counts as one failure.
+    const brokenFiles = (json.testResults ?? []).filter((f) => f.status === 'failed' && !(f.assertionResults ?? []).some((t) => t.status === 'failed')).length;
+    const failed = json.numFailedTests + brokenFiles;
     summary = `${json.numPassedTests} passed, ${failed} failed, ${skipped} skipped`;
     const skippedNames = (json.testResults ?? [])
       .flatMap((file) => file.assertionResults ?? [])

@@ -1,3 +1,5 @@
+// Conformance suites and decider helpers. The whole-system harness is `@castie/testing/system`.
+export * from './decider/given-when-then.ts';
 export * from './conformance/document-store.ts';
 export * from './conformance/event-log.ts';
 export * from './conformance/event-store.ts';
