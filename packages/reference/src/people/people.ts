@@ -53,9 +53,9 @@ export class People {
     return docs.map((d) => (d.users[0] === userId ? d.users[1] : d.users[0]));
   }
 
-  /** Pending requests a person received and sent. */
+  /** Pending requests a person received and sent, newest first (deleted people included: filter to show). */
   async requests(userId: string): Promise<{ received: string[]; sent: string[] }> {
-    const docs = await this.#friendships.find({ users: userId, status: 'requested' });
+    const docs = await this.#friendships.find({ users: userId, status: 'requested' }, { sort: { since: -1, _id: 1 } });
     return { received: docs.filter((d) => d.toId === userId).map((d) => d.fromId), sent: docs.filter((d) => d.fromId === userId).map((d) => d.toId) };
   }
 
@@ -63,7 +63,7 @@ export class People {
   async relation(requesterId: string, otherId: string): Promise<FriendStatus> {
     if (requesterId === otherId) return 'self';
     const doc = await this.#friendships.findOne({ _id: pairId(requesterId, otherId) });
-    if (!doc) return 'not-friends';
+    if (!doc || doc.status === 'none') return 'not-friends';
     if (doc.status === 'friends') return 'friend';
     return doc.fromId === requesterId ? 'pending' : 'respond';
   }
@@ -71,7 +71,7 @@ export class People {
   /** Relations of many people to one requester, in one query (listings). */
   async relations(requesterId: string, otherIds: readonly string[]): Promise<Map<string, FriendStatus>> {
     const out = new Map<string, FriendStatus>(otherIds.map((id) => [id, id === requesterId ? 'self' : 'not-friends']));
-    const docs = await this.#friendships.find({ users: requesterId });
+    const docs = await this.#friendships.find({ users: requesterId, status: { $ne: 'none' } });
     for (const doc of docs) {
       const other = doc.users[0] === requesterId ? doc.users[1] : doc.users[0];
       if (!out.has(other)) continue;
