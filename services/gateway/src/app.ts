@@ -5,6 +5,7 @@ import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { adminRoutes } from './admin/routes.ts';
 import { authenticate, presentedCredentials } from './credentials/credentials.ts';
+import { docsPage, openApiDocument } from './docs/openapi.ts';
 import { mediaRoutes } from './media/routes.ts';
 import { publicRoutes, type PublicRoute } from './routing/routes.ts';
 import type { ServiceClient } from './routing/service-client.ts';
@@ -114,6 +115,9 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   }
 
   mediaRoutes(app, deps.media);
+  const openApi = openApiDocument();
+  app.get('/docs/openapi.json', async () => openApi);
+  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(docsPage(openApi)));
   adminRoutes(app, { token: deps.adminToken, manualClock: deps.manualClock ?? null, services: deps.services });
   return app;
 }

@@ -112,3 +112,15 @@ describe('gateway: API keys', () => {
     }
   });
 });
+
+describe('gateway: API documentation', () => {
+  it('serves an OpenAPI document generated from the contracts, covering every public endpoint', async () => {
+    const { allEndpoints } = await import('@castie/contracts');
+    const res = await sys.get('/docs/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    const paths = res.body.paths as Record<string, Record<string, unknown>>;
+    for (const e of allEndpoints) for (const p of e.paths) expect(paths[p.replace(/:([A-Za-z_]+)/g, '{$1}')]?.[e.method.toLowerCase()], `${e.method} ${p}`).toBeDefined();
+    expect((await sys.get('/docs')).text).toContain('/api/signup/email/');
+  });
+});
