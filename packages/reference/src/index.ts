@@ -9,6 +9,7 @@ import { peopleProjection } from './people/people-projection.ts';
 export * from './people/people.ts';
 export * from './people/people-projection.ts';
 export * from './people/friendships-projection.ts';
+export * from './people/catch-up.ts';
 
 /** The projections a service runs to keep its copy of people and friendships. */
 export const peopleProjections = (store: DocumentStore): Projection[] => [peopleProjection(store), friendshipsProjection(store)];

@@ -189,6 +189,21 @@ describe('people by handle', () => {
   });
 });
 
+describe('a copy that lags', () => {
+  it('catches up before it calls a handle unknown, and only then', async () => {
+    const store = await project(world);
+    const late = history([...signUp(id('9'), 'newcomer', 'New', 'Comer')], world);
+    let calls = 0;
+    const people = new People(store, 'UTC', { catchUp: async () => void (calls++, await project(late, store)) });
+    expect((await people.activeByHandle('ada'))._id).toBe(ada);
+    expect(calls).toBe(0);
+    expect((await people.activeByHandle('newcomer'))._id).toBe(id('9'));
+    expect(calls).toBe(1);
+    await expect(people.activeByHandle('stillnobody')).rejects.toMatchObject({ errorType: 'object_not_found' });
+    expect(calls).toBe(2);
+  });
+});
+
 describe('relations', () => {
   it('says how each person relates to the requester, from both sides', async () => {
     const people = new People(await project(world));

@@ -14,9 +14,15 @@ export class People {
   readonly #people;
   readonly #friendships;
 
+  /**
+   * `catchUp` (optional) waits until this copy has applied what the identity topic holds now. It
+   * runs only when a handle is unknown here: the person may have signed up or been renamed a
+   * moment ago, and a 404 must not come from a copy that merely lags (see `catchUpWith`).
+   */
   constructor(
     store: DocumentStore,
     private readonly timeZone = 'UTC',
+    private readonly options: { catchUp?: () => Promise<void> } = {},
   ) {
     this.#people = store.collection<PersonDoc>(PEOPLE);
     this.#friendships = store.collection<FriendshipDoc>(FRIENDSHIPS);
@@ -34,7 +40,11 @@ export class People {
 
   /** The active person holding a handle; object_not_found or inactive_user otherwise. */
   async activeByHandle(handle: string): Promise<PersonDoc> {
-    const person = await this.byHandle(handle);
+    let person = await this.byHandle(handle);
+    if (!person && this.options.catchUp) {
+      await this.options.catchUp();
+      person = await this.byHandle(handle);
+    }
     if (!person) throw new DomainError('object_not_found', messages.userNotFound, { handle });
     if (person.status !== 'active') throw new DomainError('inactive_user', messages.inactiveUser, { handle });
     return person;
@@ -88,12 +98,17 @@ export class People {
   /** The Profile object of an active person (handle) for a requester. */
   async profileInfo(requesterId: string, handle: string): Promise<{ person: PersonDoc; info: ProfileInfo }> {
     const person = await this.activeByHandle(handle);
+    return { person, info: await this.profileInfoOf(requesterId, person) };
+  }
+
+  /** The Profile object of a person already found (e.g. by a service that waited for its copy to catch up). */
+  async profileInfoOf(requesterId: string, person: PersonDoc): Promise<ProfileInfo> {
     const [friends, relation] = await Promise.all([this.friendIds(person._id), this.relation(requesterId, person._id)]);
     const activeFriends = await this.activeByIds(friends);
     const level = levelFor(person.xp);
     const percent = percentCorrect(person);
     const { adjective, noun } = titleFor(level, percent);
-    const info: ProfileInfo = {
+    return {
       handle: person.handle,
       user_uuid: person._id,
       firstName: person.firstName,
@@ -114,7 +129,6 @@ export class People {
       forecastsNumber: person.forecasts,
       friend_status: relation,
     };
-    return { person, info };
   }
 
   /** A Frodad object (listing entry); `friends` instead of `friend`, as listings say it. */
