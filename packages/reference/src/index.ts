@@ -1,4 +1,5 @@
 import type { DocumentStore, Projection } from '@castie/platform';
+import { groupsProjection } from './groups/groups-projection.ts';
 import { friendshipsProjection } from './people/friendships-projection.ts';
 import { peopleProjection } from './people/people-projection.ts';
 
@@ -10,6 +11,11 @@ export * from './people/people.ts';
 export * from './people/people-projection.ts';
 export * from './people/friendships-projection.ts';
 export * from './people/catch-up.ts';
+export * from './groups/groups-projection.ts';
+export * from './groups/group-directory.ts';
 
 /** The projections a service runs to keep its copy of people and friendships. */
 export const peopleProjections = (store: DocumentStore): Projection[] => [peopleProjection(store), friendshipsProjection(store)];
+
+/** The projections a service runs to keep its copy of groups (run peopleProjections on the same store too). */
+export const groupsProjections = (store: DocumentStore): Projection[] => [groupsProjection(store)];

@@ -1,0 +1,220 @@
+import { z } from 'zod';
+import { endpoint, ok } from './endpoint.ts';
+import { formBoolean, text, UploadRefSchema } from './form.ts';
+import { FrodadSchema, HandleParams, profileResponse } from './people.ts';
+
+/** A group slug: lowercase letters, digits and dashes (not starting or ending with a dash). */
+export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+export const groupRules = { slugMax: 50, nameMax: 80, infoMax: 1000, deniedMessageMax: 2000 } as const;
+
+/** A slug as operators choose it at creation: validated, never normalised behind their back. */
+export const SlugSchema = text().pipe(
+  z.string().min(1, 'is required').max(groupRules.slugMax).regex(SLUG_PATTERN, 'must contain only lowercase letters, digits and dashes'),
+);
+
+/** Access of the requester to a group: granted (approved), pending (requested), or null. */
+export const GroupAccessSchema = z.enum(['granted', 'pending']).nullable();
+export type GroupAccess = z.infer<typeof GroupAccessSchema>;
+
+/**
+ * The Group object (spec: Resources), computed for one requester. Shared by the groups service
+ * (listings, profile groups, follow) and the casties service (GET /api/groups/{slug}/ extends it
+ * with ranking, totalRanked and the Casties; search lists it).
+ */
+export const GroupObjectSchema = z.object({
+  slug: z.string(),
+  groupName: z.string(),
+  groupInfoText: z.string(),
+  /** Relative location of the icon (`/media/…`), '' when none. */
+  groupIcon: z.string(),
+  requiresApproval: z.boolean(),
+  accessDeniedMessage: z.string(),
+  followersCount: z.number().int().nonnegative(),
+  /** Followers who are the requester's frodads. */
+  friendsCount: z.number().int().nonnegative(),
+  /** Percent correct of the requester's forecasts on answered Casties of the group; null when none. */
+  accuracy: z.number().int().min(0).max(100).nullable(),
+  access: GroupAccessSchema,
+  /** False while access is pending. */
+  following: z.boolean(),
+  canCreateCastie: z.boolean(),
+  numberCasties: z.number().int().nonnegative(),
+});
+export type GroupObject = z.infer<typeof GroupObjectSchema>;
+
+/** [groupName, slug] pairs, alphabetical by name (hamburger menu, create-Castie picker). */
+export const GroupNamePairsSchema = z.array(z.tuple([z.string(), z.string()]));
+
+/** Path parameter of the group endpoints (the spec calls it group_slug). */
+export const GroupSlugParams = z.object({ group_slug: z.string().min(1) });
+const GroupMemberParams = z.object({ group_slug: z.string().min(1), handle: z.string().min(1) });
+
+/** The answer of follow, unfollow, approve, deny and grant: where the user now stands. */
+const membershipResponse = ok({
+  handle: z.string(),
+  group_slug: z.string(),
+  access: GroupAccessSchema,
+  following: z.boolean(),
+  /** Present when access was requested: "user has requested access to group". */
+  access_pending: z.string().optional(),
+  message: z.string().optional(),
+});
+
+/** A pending request to join an approval-required group, as its admins see it. */
+export const GroupRequestSchema = z.object({
+  handle: z.string(),
+  firstName: z.string(),
+  lastName: z.string(),
+  profPic: z.string(),
+  /** When access was requested (service time zone). */
+  requestedDate: z.string(),
+  requestedTime: z.string(),
+});
+
+export const groupsApi = {
+  listGroups: endpoint({
+    method: 'GET',
+    paths: ['/api/groups/'],
+    service: 'groups',
+    access: 'user',
+    response: ok({ groups: z.record(z.string(), GroupObjectSchema) }),
+  }),
+  followers: endpoint({
+    method: 'GET',
+    paths: ['/api/groups/:group_slug/followers/'],
+    service: 'groups',
+    access: 'user',
+    params: GroupSlugParams,
+    response: ok({ followers: z.record(z.string(), FrodadSchema) }),
+  }),
+  friendFollowers: endpoint({
+    method: 'GET',
+    paths: ['/api/groups/:group_slug/followers/frodads/'],
+    service: 'groups',
+    access: 'user',
+    params: GroupSlugParams,
+    response: ok({ friendFollowers: z.record(z.string(), FrodadSchema) }),
+  }),
+  follow: endpoint({
+    method: 'POST',
+    paths: ['/api/groups/:group_slug/follow/'],
+    service: 'groups',
+    access: 'user',
+    params: GroupSlugParams,
+    response: membershipResponse,
+  }),
+  unfollow: endpoint({
+    method: 'POST',
+    paths: ['/api/groups/:group_slug/unfollow/'],
+    service: 'groups',
+    access: 'user',
+    params: GroupSlugParams,
+    response: membershipResponse,
+  }),
+  /** Pending requests of a group, oldest first; only its admins see them (404 for others). */
+  requests: endpoint({
+    method: 'GET',
+    paths: ['/api/groups/:group_slug/requests/'],
+    service: 'groups',
+    access: 'user',
+    params: GroupSlugParams,
+    response: ok({ group_slug: z.string(), number_requests: z.number().int().nonnegative(), requests: z.array(GroupRequestSchema) }),
+  }),
+  approveRequest: endpoint({
+    method: 'POST',
+    paths: ['/api/groups/:group_slug/requests/:handle/approve/'],
+    service: 'groups',
+    access: 'user',
+    params: GroupMemberParams,
+    response: membershipResponse,
+  }),
+  denyRequest: endpoint({
+    method: 'POST',
+    paths: ['/api/groups/:group_slug/requests/:handle/deny/'],
+    service: 'groups',
+    access: 'user',
+    params: GroupMemberParams,
+    response: membershipResponse,
+  }),
+  createCastieGroups: endpoint({
+    method: 'GET',
+    paths: ['/api/casties/create/groups/'],
+    service: 'groups',
+    access: 'user',
+    response: ok({ groups: GroupNamePairsSchema }),
+  }),
+  hamburger: endpoint({
+    method: 'GET',
+    paths: ['/api/hamburger/'],
+    service: 'groups',
+    access: 'user',
+    response: ok({ handle: z.string(), groups: GroupNamePairsSchema }),
+  }),
+  profileGroups: endpoint({
+    method: 'GET',
+    paths: ['/api/profile/:handle/groups/'],
+    service: 'groups',
+    access: 'user',
+    params: HandleParams,
+    query: z.object({ slugs_only: formBoolean.optional() }),
+    response: profileResponse('myGroups', z.union([z.record(z.string(), GroupObjectSchema), z.array(z.string())])),
+  }),
+} as const;
+
+/** A group as operators see it: the Group object (for no requester) and its configuration. */
+export const AdminGroupSchema = GroupObjectSchema.extend({
+  restrictCreation: z.boolean(),
+  /** Handles of the group admins and named creators. */
+  admins: z.array(z.string()),
+  creators: z.array(z.string()),
+});
+
+/**
+ * The operators' API (decisions.md: Admin API). Not public: the gateway checks the bearer token
+ * on /admin/ and forwards /admin/groups/* with `x-castie-admin: true`; these endpoints are
+ * therefore not in the public routing table.
+ */
+export const groupsAdminApi = {
+  createGroup: endpoint({
+    method: 'POST',
+    paths: ['/admin/groups/'],
+    service: 'groups',
+    access: 'none',
+    uploads: ['groupIcon'],
+    invalidAs: 'invalid_request',
+    body: z.object({
+      slug: SlugSchema,
+      groupName: text().pipe(z.string().min(1, 'is required').max(groupRules.nameMax)),
+      groupInfoText: text().pipe(z.string().max(groupRules.infoMax)),
+      requiresApproval: formBoolean,
+      accessDeniedMessage: text().pipe(z.string().max(groupRules.deniedMessageMax)),
+      restrictCreation: formBoolean.optional(),
+      groupIcon: UploadRefSchema.optional(),
+    }),
+    response: ok({ group: AdminGroupSchema }),
+  }),
+  grantAccess: endpoint({
+    method: 'POST',
+    paths: ['/admin/groups/:group_slug/access/:handle/grant/'],
+    service: 'groups',
+    access: 'none',
+    params: GroupMemberParams,
+    response: membershipResponse,
+  }),
+  nameAdmin: endpoint({
+    method: 'POST',
+    paths: ['/admin/groups/:group_slug/admins/:handle/'],
+    service: 'groups',
+    access: 'none',
+    params: GroupMemberParams,
+    response: ok({ group: AdminGroupSchema }),
+  }),
+  nameCreator: endpoint({
+    method: 'POST',
+    paths: ['/admin/groups/:group_slug/creators/:handle/'],
+    service: 'groups',
+    access: 'none',
+    params: GroupMemberParams,
+    response: ok({ group: AdminGroupSchema }),
+  }),
+} as const;

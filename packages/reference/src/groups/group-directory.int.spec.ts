@@ -1,0 +1,236 @@
+import { CASTIES_TOPIC, GROUPS_TOPIC, IDENTITY_TOPIC, SOCIAL_TOPIC, type CastieEvent, type DomainEvent, type EventEnvelope, type GroupEvent, type IdentityEvent, type SocialEvent } from '@castie/contracts';
+import { createMemoryDocumentStore, type DocumentStore, type LogRecord, type Projection } from '@castie/platform';
+import { describe, expect, it } from 'vitest';
+import { groupsProjections, peopleProjections } from '../index.ts';
+import { GroupDirectory } from './group-directory.ts';
+import { GROUP_DELETED_USERS, GROUP_MEMBERSHIPS, GROUP_SCORES, GROUPS } from './groups-projection.ts';
+
+const id = (c: string) => c.repeat(32);
+const [ann, bob, cat, dan] = [id('a'), id('b'), id('c'), id('d')];
+const at = '2026-03-01T12:00:00.000Z';
+
+type Topic = typeof GROUPS_TOPIC | typeof CASTIES_TOPIC | typeof IDENTITY_TOPIC | typeof SOCIAL_TOPIC;
+interface Logged {
+  event: DomainEvent;
+  envelope: EventEnvelope;
+  record: LogRecord;
+}
+
+/** An append-only log of events as the runner would deliver them (one partition per topic). */
+class Log {
+  readonly records: Logged[] = [];
+  readonly #offsets = new Map<string, number>();
+  readonly #versions = new Map<string, number>();
+  add(topic: Topic, streamOf: (data: Record<string, string>) => string, ...events: DomainEvent[]): this {
+    for (const event of events) {
+      const offset = this.#offsets.get(topic) ?? 0;
+      this.#offsets.set(topic, offset + 1);
+      const stream = streamOf(event.data as Record<string, string>);
+      const version = (this.#versions.get(stream) ?? 0) + 1;
+      this.#versions.set(stream, version);
+      const envelope: EventEnvelope = { id: `${topic}-${offset}`, type: event.type, schemaVersion: 1, streamId: stream, streamVersion: version, occurredAt: at, actor: 'test', data: event.data };
+      this.records.push({ event, envelope, record: { topic, partition: 0, offset, key: stream, value: JSON.stringify(envelope), timestamp: 0 } });
+    }
+    return this;
+  }
+  groups(...events: GroupEvent[]) {
+    return this.add(GROUPS_TOPIC, (d) => (d.userId && !d.groupName ? `membership-${d.slug}-${d.userId}` : `group-${d.slug}`), ...events);
+  }
+  casties(...events: CastieEvent[]) {
+    return this.add(CASTIES_TOPIC, (d) => `castie-${d.castieId}`, ...events);
+  }
+  identity(...events: IdentityEvent[]) {
+    return this.add(IDENTITY_TOPIC, (d) => `account-${d.userId}`, ...events);
+  }
+  social(...events: SocialEvent[]) {
+    return this.add(SOCIAL_TOPIC, (d) => `frodads-${[d.fromId ?? d.byId, d.toId ?? d.otherId].sort().join('-')}`, ...events);
+  }
+}
+
+async function project(log: Log, options: { times?: number; order?: (records: Logged[]) => Logged[] } = {}): Promise<{ store: DocumentStore; dir: GroupDirectory }> {
+  const store = createMemoryDocumentStore();
+  const projections: Projection[] = [...peopleProjections(store), ...groupsProjections(store)];
+  for (const p of projections) await p.setup?.(store);
+  for (const r of (options.order ?? ((x) => x))(log.records)) {
+    for (let i = 0; i < (options.times ?? 1); i++) {
+      for (const p of projections) if (p.topics.includes(r.record.topic)) await p.apply(r.event, r.envelope, r.record);
+    }
+  }
+  return { store, dir: new GroupDirectory(store) };
+}
+
+const person = (userId: string, handle: string): IdentityEvent[] => [
+  { type: 'AccountOpened', data: { userId } },
+  { type: 'ProfileNamed', data: { userId, handle, firstName: handle, lastName: 'X' } },
+  { type: 'SignUpCompleted', data: { userId, profPic: '' } },
+];
+const group = (slug: string, extra: Partial<Extract<GroupEvent, { type: 'GroupCreated' }>['data']> = {}): GroupEvent => ({
+  type: 'GroupCreated',
+  data: { slug, groupName: slug.toUpperCase(), groupInfoText: `about ${slug}`, groupIcon: '', requiresApproval: false, accessDeniedMessage: '', restrictCreation: false, ...extra },
+});
+const castie = (castieId: string, groupSlug: string): CastieEvent => ({
+  type: 'CastieCreated',
+  data: { castieId, groupSlug, creatorId: ann, question: 'q?', showUsername: true, allowWriteIn: true, options: [], endsAt: null, endDate: null, endTime: null, createdAt: at },
+});
+const answered = (castieId: string, groupSlug: string, scores: { userId: string; correct: boolean }[]): CastieEvent => ({
+  type: 'CastieAnswered',
+  data: { castieId, groupSlug, correctAnswerId: null, correctText: 'x', answeredAt: at, scores: scores.map((s, i) => ({ ...s, forecastId: i + 1, points: s.correct ? 50 : 0 })) },
+});
+
+/** A small world: four people, a public group, an approval-required one, a restricted one, Casties and scores. */
+function world(): Log {
+  return new Log()
+    .identity(...person(ann, 'ann'), ...person(bob, 'bob'), ...person(cat, 'cat'), ...person(dan, 'dan'))
+    .groups(
+      group('sports'),
+      group('insiders', { requiresApproval: true, accessDeniedMessage: '<b>ask first</b>' }),
+      group('news', { restrictCreation: true }),
+      { type: 'GroupAdminNamed', data: { slug: 'insiders', userId: dan } },
+      { type: 'GroupCreatorNamed', data: { slug: 'news', userId: bob } },
+      { type: 'GroupFollowed', data: { slug: 'sports', userId: ann } },
+      { type: 'GroupFollowed', data: { slug: 'sports', userId: bob } },
+      { type: 'GroupFollowed', data: { slug: 'sports', userId: cat } },
+      { type: 'GroupFollowed', data: { slug: 'news', userId: ann } },
+      { type: 'GroupFollowed', data: { slug: 'news', userId: bob } },
+      { type: 'GroupAccessRequested', data: { slug: 'insiders', userId: ann } },
+      { type: 'GroupAccessRequested', data: { slug: 'insiders', userId: bob } },
+      { type: 'GroupAccessGranted', data: { slug: 'insiders', userId: bob, grantedBy: dan } },
+      { type: 'GroupUnfollowed', data: { slug: 'sports', userId: cat } },
+    )
+    .social({ type: 'FrodadRequested', data: { fromId: ann, toId: bob } }, { type: 'FrodadRequestAccepted', data: { fromId: ann, toId: bob } })
+    .casties(
+      castie(id('1'), 'sports'),
+      castie(id('2'), 'sports'),
+      castie(id('3'), 'insiders'),
+      answered(id('1'), 'sports', [
+        { userId: ann, correct: true },
+        { userId: bob, correct: false },
+      ]),
+      answered(id('2'), 'sports', [{ userId: ann, correct: false }]),
+    );
+}
+
+describe('GroupDirectory: the Group object for a requester', () => {
+  it('counts followers, friends who follow, Casties, and the requester accuracy', async () => {
+    const { dir } = await project(world());
+    expect(await dir.groupObject(ann, 'sports')).toEqual({
+      slug: 'sports',
+      groupName: 'SPORTS',
+      groupInfoText: 'about sports',
+      groupIcon: '',
+      requiresApproval: false,
+      accessDeniedMessage: '',
+      followersCount: 2,
+      friendsCount: 1,
+      accuracy: 50,
+      access: null,
+      following: true,
+      canCreateCastie: true,
+      numberCasties: 2,
+    });
+    // cat unfollowed; no answered forecasts in the group: accuracy null.
+    expect(await dir.groupObject(cat, 'sports')).toMatchObject({ following: false, access: null, canCreateCastie: false, accuracy: null, friendsCount: 0 });
+    expect(await dir.groupObject(bob, 'sports')).toMatchObject({ accuracy: 0, friendsCount: 1 });
+  });
+
+  it('shows pending and granted access on an approval-required group', async () => {
+    const { dir } = await project(world());
+    expect(await dir.groupObject(ann, 'insiders')).toMatchObject({ following: false, access: 'pending', followersCount: 1, canCreateCastie: false, accessDeniedMessage: '<b>ask first</b>', numberCasties: 1 });
+    expect(await dir.groupObject(bob, 'insiders')).toMatchObject({ following: true, access: 'granted', canCreateCastie: true });
+    expect(await dir.groupObject(null, 'insiders')).toMatchObject({ following: false, access: null, canCreateCastie: false, friendsCount: 0, accuracy: null });
+    expect(await dir.pendingOf('insiders')).toEqual([{ userId: ann, requestedAt: at }]);
+  });
+
+  it('answers unknown groups with 404 object_not_found', async () => {
+    const { dir } = await project(world());
+    expect(await dir.bySlug('nope')).toBeNull();
+    await expect(dir.groupObject(ann, 'nope')).rejects.toMatchObject({ errorType: 'object_not_found', message: 'the requested group could not be found', status: 404 });
+  });
+
+  it('batches many groups into objects indexed by slug', async () => {
+    const { dir } = await project(world());
+    const objects = await dir.groupObjects(ann, await dir.all());
+    expect(Object.keys(objects).sort()).toEqual(['insiders', 'news', 'sports']);
+    expect(objects.news).toMatchObject({ following: true, canCreateCastie: false });
+  });
+});
+
+describe('GroupDirectory: who may create and see', () => {
+  it('lets followers create unless creation is restricted to named creators (and admins)', async () => {
+    const { dir } = await project(world());
+    expect(await dir.canCreate(ann, 'sports')).toBe(true);
+    expect(await dir.canCreate(cat, 'sports')).toBe(false);
+    expect(await dir.canCreate(ann, 'news')).toBe(false);
+    expect(await dir.canCreate(bob, 'news')).toBe(true);
+    expect(await dir.canCreate(ann, 'nope')).toBe(false);
+    expect((await dir.creatableGroups(bob)).map((g) => g.slug)).toEqual(['insiders', 'news', 'sports']);
+    expect((await dir.creatableGroups(ann)).map((g) => g.slug)).toEqual(['sports']);
+  });
+
+  it('hides approval-required groups from everyone but granted followers', async () => {
+    const { dir } = await project(world());
+    expect((await dir.visibleSlugsFor(ann)).sort()).toEqual(['news', 'sports']);
+    expect((await dir.visibleSlugsFor(bob)).sort()).toEqual(['insiders', 'news', 'sports']);
+    expect(await dir.hiddenSlugsFor(ann)).toEqual(['insiders']);
+    expect(await dir.hiddenSlugsFor(bob)).toEqual([]);
+    expect(await dir.canSee(ann, 'insiders')).toBe(false);
+    expect(await dir.canSee(bob, 'insiders')).toBe(true);
+    expect(await dir.canSee(dan, 'insiders')).toBe(false);
+    expect(await dir.isAdmin(dan, 'insiders')).toBe(true);
+    expect(await dir.isAdmin(ann, 'insiders')).toBe(false);
+  });
+
+  it('lists followed groups alphabetically, and followers', async () => {
+    const { dir } = await project(world());
+    expect((await dir.followedGroups(bob)).map((g) => g.groupName)).toEqual(['INSIDERS', 'NEWS', 'SPORTS']);
+    expect((await dir.followersOf('sports')).sort()).toEqual([ann, bob].sort());
+    expect(await dir.namesOf(['news', 'nope'])).toEqual(new Map([['news', 'NEWS']]));
+    expect(await dir.membership(ann, 'insiders')).toEqual({ following: false, access: 'pending' });
+  });
+});
+
+describe('groups projection: deleted accounts and delivery order', () => {
+  const deleteBob: IdentityEvent = { type: 'AccountDeleted', data: { userId: bob, handle: 'bob' } };
+
+  it('stops counting a deleted account as a follower or a friend', async () => {
+    const { dir } = await project(world().identity(deleteBob));
+    expect(await dir.groupObject(ann, 'sports')).toMatchObject({ followersCount: 1, friendsCount: 0 });
+    expect(await dir.groupObject(ann, 'insiders')).toMatchObject({ followersCount: 0 });
+  });
+
+  it('counts the same whether the deletion is applied before or after the follows (topics replay independently)', async () => {
+    const log = world().identity(deleteBob);
+    const identityFirst = (records: Logged[]) => [...records.filter((r) => r.record.topic === IDENTITY_TOPIC), ...records.filter((r) => r.record.topic !== IDENTITY_TOPIC)];
+    const castiesFirst = (records: Logged[]) => [...records.filter((r) => r.record.topic === CASTIES_TOPIC), ...records.filter((r) => r.record.topic !== CASTIES_TOPIC)];
+    const inOrder = await project(log);
+    for (const order of [identityFirst, castiesFirst]) {
+      const other = await project(log, { order });
+      expect(await other.dir.groupObjects(ann, await other.dir.all())).toEqual(await inOrder.dir.groupObjects(ann, await inOrder.dir.all()));
+    }
+  });
+});
+
+describe('groups projection: at-least-once delivery', () => {
+  const collections = [GROUPS, GROUP_MEMBERSHIPS, GROUP_SCORES, GROUP_DELETED_USERS];
+  const dump = async (store: DocumentStore) => Object.fromEntries(await Promise.all(collections.map(async (c) => [c, await store.collection(c).find({}, { sort: { _id: 1 } })])));
+
+  it('redelivering every event twice leaves the read model and every answer unchanged', async () => {
+    const log = world().identity({ type: 'AccountDeleted', data: { userId: cat, handle: 'cat' } });
+    const once = await project(log);
+    const twice = await project(log, { times: 2 });
+    expect(await dump(twice.store)).toEqual(await dump(once.store));
+    for (const user of [ann, bob, cat, dan]) {
+      expect(await twice.dir.groupObjects(user, await twice.dir.all())).toEqual(await once.dir.groupObjects(user, await once.dir.all()));
+      expect(await twice.dir.visibleSlugsFor(user)).toEqual(await once.dir.visibleSlugsFor(user));
+    }
+    // And the counts are the right ones, not merely stable.
+    expect(await twice.dir.groupObject(ann, 'sports')).toMatchObject({ followersCount: 2, numberCasties: 2, accuracy: 50 });
+  });
+
+  it('redelivering a whole earlier stretch after later events changes nothing', async () => {
+    const log = world();
+    const once = await project(log);
+    const replayed = await project(log, { order: (records) => [...records, ...records.slice(records.length - 12)] });
+    expect(await dump(replayed.store)).toEqual(await dump(once.store));
+  });
+});

@@ -1,0 +1,238 @@
+import { DomainError, messages, type GroupAccess, type GroupObject } from '@castie/contracts';
+import type { DocumentStore } from '@castie/platform';
+import { People } from '../people/people.ts';
+import { GROUP_MEMBERSHIPS, GROUP_SCORES, GROUPS, membershipId, type GroupDoc, type GroupScoreDoc, type MembershipDoc } from './groups-projection.ts';
+
+/** Where one user stands with one group. */
+export interface Membership {
+  following: boolean;
+  access: GroupAccess;
+}
+
+const NONE: Membership = { following: false, access: null };
+
+/** Percent correct, rounded; null when the user has no forecast on an answered Castie of the group. */
+export const groupAccuracy = (score: Pick<GroupScoreDoc, 'answered' | 'correct'> | null | undefined): number | null =>
+  score && score.answered > 0 ? Math.round((score.correct / score.answered) * 100) : null;
+
+/** Alphabetical by group name (case-insensitive), then slug. */
+const byName = (a: GroupDoc, b: GroupDoc) => a.groupNameLower.localeCompare(b.groupNameLower) || a.slug.localeCompare(b.slug);
+
+/**
+ * Questions about groups, answered from the running service's own copy (rule 2), which
+ * `groupsProjections(store)` keeps and which needs `peopleProjections(store)` on the same store
+ * (friendsCount and follower lists use people and friendships).
+ *
+ * Rules it encodes (spec + decisions.md):
+ * - a group exists once GroupCreated was applied; unknown slugs are 404 object_not_found
+ *   "the requested group could not be found" (see `require`);
+ * - following: public groups at once; approval-required groups after access is granted
+ *   (access `granted`); a requested follow is `pending` and not following;
+ * - Casties of an approval-required group are visible only to its granted followers (`canSee`);
+ * - followers create Casties in a group unless it restricts creation to named creators; group
+ *   admins count as named creators; either way one must follow the group (`canCreate`).
+ *
+ * Slugs are matched lowercased. Deleted accounts are left out of followersCount and friendsCount;
+ * `followerIds` returns raw ids (filter with People.activeByIds to list people).
+ */
+export class GroupDirectory {
+  readonly #groups;
+  readonly #memberships;
+  readonly #scores;
+  readonly people: People;
+
+  constructor(store: DocumentStore, people: People = new People(store)) {
+    this.#groups = store.collection<GroupDoc>(GROUPS);
+    this.#memberships = store.collection<MembershipDoc>(GROUP_MEMBERSHIPS);
+    this.#scores = store.collection<GroupScoreDoc>(GROUP_SCORES);
+    this.people = people;
+  }
+
+  /** The group with this slug, or null when it was never created. */
+  async bySlug(slug: string): Promise<GroupDoc | null> {
+    const doc = await this.#groups.findOne({ _id: slug.toLowerCase() });
+    return doc?.created ? doc : null;
+  }
+
+  /** The group with this slug; 404 object_not_found "the requested group could not be found" otherwise. */
+  async require(slug: string): Promise<GroupDoc> {
+    const doc = await this.bySlug(slug);
+    if (!doc) throw new DomainError('object_not_found', messages.groupNotFound, { group_slug: slug });
+    return doc;
+  }
+
+  /** Every created group, alphabetical by name. */
+  async all(): Promise<GroupDoc[]> {
+    return (await this.#groups.find({ created: true })).sort(byName);
+  }
+
+  /** Groups by slug (unknown slugs are left out). */
+  async bySlugs(slugs: readonly string[]): Promise<Map<string, GroupDoc>> {
+    if (slugs.length === 0) return new Map();
+    const docs = await this.#groups.find({ _id: { $in: [...new Set(slugs.map((s) => s.toLowerCase()))] }, created: true });
+    return new Map(docs.map((d) => [d.slug, d]));
+  }
+
+  /** Group names by slug, for lists that show names next to slugs. */
+  async namesOf(slugs: readonly string[]): Promise<Map<string, string>> {
+    return new Map([...(await this.bySlugs(slugs))].map(([slug, doc]) => [slug, doc.groupName]));
+  }
+
+  /** Where a user stands with a group: following and access (granted / pending / null). */
+  async membership(userId: string, slug: string): Promise<Membership> {
+    const m = await this.#memberships.findOne({ _id: membershipId(slug.toLowerCase(), userId) });
+    return m ? { following: m.following, access: m.access } : NONE;
+  }
+
+  async isFollowing(userId: string, slug: string): Promise<boolean> {
+    return (await this.membership(userId, slug)).following;
+  }
+
+  /** The requester's access to a group: `granted`, `pending` or null. */
+  async access(userId: string, slug: string): Promise<GroupAccess> {
+    return (await this.membership(userId, slug)).access;
+  }
+
+  /** True when the user administers the group (may approve or deny its pending requests). */
+  async isAdmin(userId: string, slugOrDoc: string | GroupDoc): Promise<boolean> {
+    const group = typeof slugOrDoc === 'string' ? await this.bySlug(slugOrDoc) : slugOrDoc;
+    return group !== null && group.admins.includes(userId);
+  }
+
+  /** Ids of the users following a group (deleted accounts included), oldest follow first. */
+  async followerIds(slug: string): Promise<string[]> {
+    const docs = await this.#memberships.find({ slug: slug.toLowerCase(), following: true }, { sort: { since: 1 } });
+    return docs.map((m) => m.userId);
+  }
+
+  /** Alias of followerIds, as other services name it. */
+  followersOf(slug: string): Promise<string[]> {
+    return this.followerIds(slug);
+  }
+
+  /** Pending requests of a group, oldest first: user id and when it was requested. */
+  async pendingOf(slug: string): Promise<{ userId: string; requestedAt: string }[]> {
+    const docs = await this.#memberships.find({ slug: slug.toLowerCase(), access: 'pending' }, { sort: { requestedAt: 1 } });
+    return docs.map((m) => ({ userId: m.userId, requestedAt: m.requestedAt ?? '' }));
+  }
+
+  /** Slugs of the groups a user follows (public, or approval-required with access granted). */
+  async followedSlugs(userId: string): Promise<string[]> {
+    const docs = await this.#memberships.find({ userId, following: true });
+    return docs.map((m) => m.slug);
+  }
+
+  /** The groups a user follows, alphabetical by name. */
+  async followedGroups(userId: string): Promise<GroupDoc[]> {
+    return [...(await this.bySlugs(await this.followedSlugs(userId))).values()].sort(byName);
+  }
+
+  /** True when the user may create Casties in the group (pure: from the group and the user's membership). */
+  static mayCreate(group: GroupDoc, userId: string, membership: Membership): boolean {
+    if (!membership.following) return false;
+    return !group.restrictCreation || group.creators.includes(userId) || group.admins.includes(userId);
+  }
+
+  /** True when the user may create Casties in the group: follows it, and is a named creator if creation is restricted. */
+  async canCreate(userId: string, slugOrDoc: string | GroupDoc): Promise<boolean> {
+    const group = typeof slugOrDoc === 'string' ? await this.bySlug(slugOrDoc) : slugOrDoc;
+    if (!group) return false;
+    return GroupDirectory.mayCreate(group, userId, await this.membership(userId, group.slug));
+  }
+
+  /** The groups a user may create Casties in, alphabetical by name. */
+  async creatableGroups(userId: string): Promise<GroupDoc[]> {
+    const memberships = await this.#memberships.find({ userId, following: true });
+    const groups = await this.bySlugs(memberships.map((m) => m.slug));
+    return memberships
+      .map((m) => groups.get(m.slug))
+      .filter((g): g is GroupDoc => g !== undefined && GroupDirectory.mayCreate(g, userId, { following: true, access: null }))
+      .sort(byName);
+  }
+
+  /** True when the user may see the group's Casties: the group is public, or the user's access is granted. */
+  static maySee(group: Pick<GroupDoc, 'requiresApproval'>, membership: Membership): boolean {
+    return !group.requiresApproval || (membership.following && membership.access === 'granted');
+  }
+
+  async canSee(userId: string, slugOrDoc: string | GroupDoc): Promise<boolean> {
+    const group = typeof slugOrDoc === 'string' ? await this.bySlug(slugOrDoc) : slugOrDoc;
+    if (!group) return false;
+    return GroupDirectory.maySee(group, await this.membership(userId, group.slug));
+  }
+
+  /** Slugs whose Casties the user may see: every public group plus approval-required groups where access is granted. */
+  async visibleSlugsFor(userId: string): Promise<string[]> {
+    const [open, granted] = await Promise.all([this.#groups.find({ requiresApproval: false, created: true }), this.#memberships.find({ userId, access: 'granted', following: true })]);
+    return [...new Set([...open.map((g) => g.slug), ...granted.map((m) => m.slug)])];
+  }
+
+  /** Slugs of approval-required groups whose Casties the user may NOT see (handy as a `$nin` filter). */
+  async hiddenSlugsFor(userId: string): Promise<string[]> {
+    const [closed, granted] = await Promise.all([this.#groups.find({ requiresApproval: true, created: true }), this.#memberships.find({ userId, access: 'granted', following: true })]);
+    const allowed = new Set(granted.map((m) => m.slug));
+    return closed.map((g) => g.slug).filter((s) => !allowed.has(s));
+  }
+
+  /** The user's scores on the answered Casties of a group (zeros when none). */
+  async scoreOf(userId: string, slug: string): Promise<Pick<GroupScoreDoc, 'answered' | 'correct' | 'xp'>> {
+    const s = await this.#scores.findOne({ _id: membershipId(slug.toLowerCase(), userId) });
+    return { answered: s?.answered ?? 0, correct: s?.correct ?? 0, xp: s?.xp ?? 0 };
+  }
+
+  /** Percent correct of the user's forecasts on answered Casties of the group; null when none. */
+  async accuracy(userId: string, slug: string): Promise<number | null> {
+    return groupAccuracy(await this.scoreOf(userId, slug));
+  }
+
+  /** The spec's Group object of one group for a requester (null requester: an operator, who follows nothing). */
+  async groupObject(requesterId: string | null, slugOrDoc: string | GroupDoc): Promise<GroupObject> {
+    const group = typeof slugOrDoc === 'string' ? await this.require(slugOrDoc) : slugOrDoc;
+    const objects = await this.groupObjects(requesterId, [group]);
+    return objects[group.slug]!;
+  }
+
+  /**
+   * Group objects of many groups for one requester, indexed by slug, in a fixed number of
+   * queries whatever the number of groups (listings, search, profiles).
+   */
+  async groupObjects(requesterId: string | null, groups: readonly GroupDoc[]): Promise<Record<string, GroupObject>> {
+    if (groups.length === 0) return {};
+    const slugs = groups.map((g) => g.slug);
+    let mine = new Map<string, MembershipDoc>();
+    let myScores = new Map<string, GroupScoreDoc>();
+    const friendsBySlug = new Map<string, number>();
+    if (requesterId) {
+      const friendIds = [...(await this.people.activeByIds(await this.people.friendIds(requesterId))).keys()];
+      const [memberships, scores, friendFollows] = await Promise.all([
+        this.#memberships.find({ userId: requesterId, slug: { $in: slugs } }),
+        this.#scores.find({ userId: requesterId, slug: { $in: slugs } }),
+        friendIds.length === 0 ? Promise.resolve([]) : this.#memberships.find({ userId: { $in: friendIds }, following: true, slug: { $in: slugs } }),
+      ]);
+      mine = new Map(memberships.map((m) => [m.slug, m]));
+      myScores = new Map(scores.map((s) => [s.slug, s]));
+      for (const f of friendFollows) friendsBySlug.set(f.slug, (friendsBySlug.get(f.slug) ?? 0) + 1);
+    }
+    const out: Record<string, GroupObject> = {};
+    for (const group of groups) {
+      const m = mine.get(group.slug);
+      const membership: Membership = m ? { following: m.following, access: m.access } : NONE;
+      out[group.slug] = {
+        slug: group.slug,
+        groupName: group.groupName,
+        groupInfoText: group.groupInfoText,
+        groupIcon: group.groupIcon,
+        requiresApproval: group.requiresApproval,
+        accessDeniedMessage: group.accessDeniedMessage,
+        followersCount: Math.max(0, group.followersCount),
+        friendsCount: friendsBySlug.get(group.slug) ?? 0,
+        accuracy: groupAccuracy(myScores.get(group.slug)),
+        access: membership.access,
+        following: membership.following,
+        canCreateCastie: requesterId !== null && GroupDirectory.mayCreate(group, requesterId, membership),
+        numberCasties: group.numberCasties,
+      };
+    }
+    return out;
+  }
+}

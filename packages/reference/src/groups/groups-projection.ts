@@ -1,0 +1,190 @@
+import { CASTIES_TOPIC, GROUPS_TOPIC, IDENTITY_TOPIC, type CastieEvent, type GroupEvent, type IdentityEvent } from '@castie/contracts';
+import { updateOnce, type DocumentStore, type Projection } from '@castie/platform';
+
+/** One group as every service that shows groups knows it. `_id` is the slug. */
+export interface GroupDoc {
+  _id: string;
+  /** False while only events that mention the group (a Castie, a follow) have arrived, not GroupCreated. */
+  created: boolean;
+  slug: string;
+  groupName: string;
+  /** For alphabetical lists. */
+  groupNameLower: string;
+  groupInfoText: string;
+  groupIcon: string;
+  requiresApproval: boolean;
+  accessDeniedMessage: string;
+  restrictCreation: boolean;
+  /** User ids of the group admins (approve or deny requests) and of the named creators. */
+  admins: string[];
+  creators: string[];
+  /** Followers whose account is not deleted. */
+  followersCount: number;
+  numberCasties: number;
+  createdAt: string | null;
+  [key: string]: unknown;
+}
+
+/** One user's relation to one group. `_id` is `<slug>:<userId>`. Never deleted (it keeps its applied marks). */
+export interface MembershipDoc {
+  _id: string;
+  slug: string;
+  userId: string;
+  following: boolean;
+  access: 'granted' | 'pending' | null;
+  /** When access was last requested / when the user started following; null when not. */
+  requestedAt: string | null;
+  since: string | null;
+  [key: string]: unknown;
+}
+
+/** A user's scores on the answered Casties of one group. `_id` is `<slug>:<userId>`. */
+export interface GroupScoreDoc {
+  _id: string;
+  slug: string;
+  userId: string;
+  /** Forecasts on answered Casties of the group, the correct ones, and the points they earned. */
+  answered: number;
+  correct: number;
+  xp: number;
+  [key: string]: unknown;
+}
+
+export const GROUPS = 'groups';
+export const GROUP_MEMBERSHIPS = 'group_memberships';
+export const GROUP_SCORES = 'group_scores';
+/** Users whose account was deleted: they no longer count as followers. */
+export const GROUP_DELETED_USERS = 'group_deleted_users';
+
+export const membershipId = (slug: string, userId: string): string => `${slug}:${userId}`;
+
+const groupSeed: Omit<GroupDoc, '_id' | 'slug'> = {
+  created: false,
+  groupName: '',
+  groupNameLower: '',
+  groupInfoText: '',
+  groupIcon: '',
+  requiresApproval: false,
+  accessDeniedMessage: '',
+  restrictCreation: false,
+  admins: [],
+  creators: [],
+  followersCount: 0,
+  numberCasties: 0,
+  createdAt: null,
+};
+
+/** Follower count change an event makes: the groups decider only emits these from the matching state. */
+function followerDelta(type: GroupEvent['type']): number {
+  switch (type) {
+    case 'GroupFollowed':
+    case 'GroupAccessGranted':
+      return 1;
+    case 'GroupUnfollowed':
+      return -1;
+    default:
+      return 0;
+  }
+}
+
+/**
+ * Builds the group read model from the `groups` topic (groups, admins, creators, memberships),
+ * the `casties` topic (numberCasties, per-user group scores) and the `identity` topic (deleted
+ * accounts stop counting as followers), into the running service's own store.
+ *
+ * Idempotent (rule 5): every write goes through updateOnce, which records per document the last
+ * log offset applied, so a redelivered record changes nothing, counters included. Order across
+ * topics and partitions does not matter: documents are seeded by whichever event arrives first,
+ * and followersCount = memberships that follow and whose user is not deleted, whether the
+ * deletion is applied before or after the follows.
+ */
+export function groupsProjection(store: DocumentStore): Projection {
+  const groups = store.collection<GroupDoc>(GROUPS);
+  const memberships = store.collection<MembershipDoc>(GROUP_MEMBERSHIPS);
+  const scores = store.collection<GroupScoreDoc>(GROUP_SCORES);
+  const deleted = store.collection<{ _id: string }>(GROUP_DELETED_USERS);
+  const seed = (slug: string, skip: readonly string[]) => Object.fromEntries(Object.entries({ ...groupSeed, slug }).filter(([k]) => !skip.includes(k)));
+
+  return {
+    name: 'groups',
+    topics: [GROUPS_TOPIC, CASTIES_TOPIC, IDENTITY_TOPIC],
+    async setup() {
+      await groups.createIndex({ requiresApproval: 1 });
+      await memberships.createIndex({ userId: 1 });
+      await memberships.createIndex({ slug: 1 });
+      await scores.createIndex({ userId: 1 });
+    },
+    async apply(event, envelope, record) {
+      if (record.topic === GROUPS_TOPIC) {
+        const e = event as GroupEvent;
+        switch (e.type) {
+          case 'GroupCreated': {
+            const { slug, ...fields } = e.data;
+            const set = { ...fields, created: true, groupNameLower: fields.groupName.toLowerCase(), createdAt: envelope.occurredAt };
+            await updateOnce(groups, slug, record, { $set: set, $setOnInsert: seed(slug, Object.keys(set)) });
+            return;
+          }
+          case 'GroupAdminNamed':
+            await updateOnce(groups, e.data.slug, record, { $addToSet: { admins: e.data.userId }, $setOnInsert: seed(e.data.slug, ['admins']) });
+            return;
+          case 'GroupCreatorNamed':
+            await updateOnce(groups, e.data.slug, record, { $addToSet: { creators: e.data.userId }, $setOnInsert: seed(e.data.slug, ['creators']) });
+            return;
+          case 'GroupFollowed':
+          case 'GroupAccessRequested':
+          case 'GroupAccessGranted':
+          case 'GroupAccessDenied':
+          case 'GroupUnfollowed': {
+            const { slug, userId } = e.data;
+            const at = envelope.occurredAt;
+            const state: Pick<MembershipDoc, 'following' | 'access'> & Partial<MembershipDoc> =
+              e.type === 'GroupFollowed'
+                ? { following: true, access: null, since: at }
+                : e.type === 'GroupAccessRequested'
+                  ? { following: false, access: 'pending', requestedAt: at, since: null }
+                  : e.type === 'GroupAccessGranted'
+                    ? { following: true, access: 'granted', since: at }
+                    : { following: false, access: null, requestedAt: null, since: null };
+            const insert = Object.fromEntries(Object.entries({ slug, userId, requestedAt: null, since: null }).filter(([k]) => !(k in state)));
+            await updateOnce(memberships, membershipId(slug, userId), record, { $set: state, $setOnInsert: insert });
+            // The count changes even if the membership write above was already applied before a
+            // crash: the group document has its own applied mark.
+            const delta = followerDelta(e.type);
+            if (delta !== 0 && !(await deleted.findOne({ _id: userId }))) {
+              await updateOnce(groups, slug, record, { $inc: { followersCount: delta }, $setOnInsert: seed(slug, ['followersCount']) });
+            }
+            return;
+          }
+          default: {
+            const unknown: never = e;
+            throw new Error(`unhandled ${JSON.stringify(unknown)}`);
+          }
+        }
+      }
+
+      if (record.topic === CASTIES_TOPIC) {
+        const e = event as CastieEvent;
+        if (e.type === 'CastieCreated') {
+          await updateOnce(groups, e.data.groupSlug, record, { $inc: { numberCasties: 1 }, $setOnInsert: seed(e.data.groupSlug, ['numberCasties']) });
+        } else if (e.type === 'CastieAnswered') {
+          const slug = e.data.groupSlug;
+          for (const s of e.data.scores) {
+            await updateOnce(scores, membershipId(slug, s.userId), record, { $inc: { answered: 1, correct: s.correct ? 1 : 0, xp: s.points }, $setOnInsert: { slug, userId: s.userId } });
+          }
+        }
+        return;
+      }
+
+      if (record.topic === IDENTITY_TOPIC) {
+        const e = event as IdentityEvent;
+        if (e.type !== 'AccountDeleted') return;
+        const userId = e.data.userId;
+        await deleted.replaceOne({ _id: userId }, { _id: userId }, { upsert: true });
+        // The follows applied so far stop counting; follows applied later are not counted (above).
+        for (const m of await memberships.find({ userId, following: true })) {
+          await updateOnce(groups, m.slug, record, { $inc: { followersCount: -1 } }, { upsert: false });
+        }
+      }
+    },
+  };
+}
