@@ -71,7 +71,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
         if (typeof key !== 'string' || !apiKeys.has(key)) throw new DomainError('authorization_failed', 'a valid Api-Key header is required');
       }
       const body = await bodyOf(request, target.uploads);
-      const headers: Record<string, string> = {};
+      const headers: Record<string, string> = { 'x-request-id': request.id };
       let userId: string | null = null;
       if (target.access === 'user') {
         const presented = presentedCredentials(request.headers.authorization, body);

@@ -17,7 +17,7 @@ export function identityModule(options: { passwords?: PasswordHasher } = {}): Se
         secret: deps.secret,
         publicUrl: deps.publicUrl,
         checkResponses: deps.checkResponses,
-        ...(deps.logger ? { logger: deps.logger.child({ service: 'identity' }) } : {}),
+        ...(deps.logger ? { logger: deps.logger } : {}),
       });
       return { app, close: async () => {} };
     },

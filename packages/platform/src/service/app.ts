@@ -28,6 +28,8 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
     ...(typeof options.logger === 'object' ? { loggerInstance: options.logger } : { logger: options.logger ?? false }),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     bodyLimit: 1024 * 1024,
+    // The gateway passes its request id, so one user request reads as one id across services.
+    requestIdHeader: 'x-request-id',
   }) as unknown as FastifyInstance;
   installErrorHandler(app);
   app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('not_found', `no such endpoint: ${request.method} ${request.url.split('?')[0]}`)));
