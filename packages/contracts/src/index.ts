@@ -9,6 +9,7 @@ export * from './api/form.ts';
 export * from './api/endpoint.ts';
 export * from './api/identity.ts';
 export * from './api/groups.ts';
+export * from './api/casties.ts';
 export * from './api/all.ts';
 export * from './game/levels.ts';
 export * from './api/people.ts';

@@ -1,8 +1,9 @@
+import { castiesModule } from '@castie/casties';
 import { identityModule } from '@castie/identity';
 import type { ServiceModule } from '@castie/platform';
 import type { PasswordHasher } from '@castie/identity';
 
 /** Every service of Castie, in the order they start. Add a service here to put it in the system. */
 export function allServices(options: { passwords?: PasswordHasher } = {}): ServiceModule[] {
-  return [identityModule(options)];
+  return [identityModule(options), castiesModule()];
 }

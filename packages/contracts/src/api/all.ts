@@ -1,9 +1,11 @@
 import type { Endpoint } from './endpoint.ts';
+import { castiesApi } from './casties.ts';
 import { identityApi } from './identity.ts';
 
 /** Every public endpoint, by service: the gateway's routing table. */
 export const api = {
   identity: identityApi,
+  casties: castiesApi,
 } as const;
 
 export const allEndpoints: readonly Endpoint[] = Object.values(api).flatMap((service) => Object.values(service) as unknown as Endpoint[]);

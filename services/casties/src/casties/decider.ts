@@ -1,0 +1,216 @@
+import { castieRules, DomainError, instantOf, pointsFor, type CastieEvent } from '@castie/contracts';
+import type { Decider } from '@castie/platform';
+
+/** What the write side knows of a Castie: enough to decide forecasts, answers and reports. */
+export interface CastieFacts {
+  castieId: string;
+  groupSlug: string;
+  creatorId: string;
+  question: string;
+  allowWriteIn: boolean;
+  options: { answerId: number; text: string }[];
+  /** Closing instant (ISO); null for open-ended Casties. */
+  endsAt: string | null;
+  reporters: string[];
+}
+
+/**
+ * A Castie's life, stream `castie-<uuid>`: created open, answered once by its creator. "Ended" is
+ * not a state: it is derived from `endsAt` and the time carried by each command (or, for
+ * open-ended Casties, from being answered), so it is right at every read without a timer.
+ */
+export type CastieState =
+  | { status: 'none' }
+  | { status: 'open'; castie: CastieFacts }
+  | { status: 'answered'; castie: CastieFacts; correctAnswerId: number | null; correctText: string };
+
+/** One forecast as the answer scores it (gathered from the forecasts read model by the handler). */
+export interface ScoredForecast {
+  userId: string;
+  forecastId: number;
+  answerId: number | null;
+  text: string;
+}
+
+export type CastieCommand =
+  | {
+      type: 'CreateCastie';
+      castieId: string;
+      creatorId: string;
+      groupSlug: string;
+      /** What the group directory says about the group and the creator, looked up by the handler. */
+      group: { exists: boolean; mayCreate: boolean };
+      pollType: 'Open' | 'Regular';
+      closesOnDate: string | undefined;
+      closesOnTime: string | undefined;
+      timeZone: string;
+      question: string;
+      showUsername: boolean;
+      allowWriteIn: boolean;
+      /** Option texts with the integer ids the handler drew for them. */
+      options: { answerId: number; text: string }[];
+      now: Date;
+    }
+  | { type: 'AnswerCastie'; userId: string; answerId: string | number | undefined; keyword: string | undefined; forecasts: readonly ScoredForecast[]; now: Date }
+  | { type: 'ReportCastie'; reporterId: string };
+
+const notCreated = (message: string) => new DomainError('castie_not_created', message);
+const notAnswerable = (message: string) => new DomainError('castie_not_answerable', message);
+
+/** True once the Castie accepts no more forecasts: its end passed, or it was answered. */
+export function isEnded(state: CastieState, now: Date): boolean {
+  if (state.status === 'none') return false;
+  if (state.status === 'answered') return true;
+  return state.castie.endsAt !== null && Date.parse(state.castie.endsAt) <= now.getTime();
+}
+
+/** Write-in correctness (decisions.md): the trimmed forecast contains the trimmed keyword, any case. */
+export const writeInMatches = (text: string, keyword: string): boolean => text.trim().toLowerCase().includes(keyword.trim().toLowerCase());
+
+/** Parses an answer id sent as a form string or a JSON number; null when it is not an integer. */
+export function parseAnswerId(raw: string | number | undefined): number | null | undefined {
+  if (raw === undefined || (typeof raw === 'string' && raw.trim() === '')) return undefined;
+  const n = typeof raw === 'number' ? raw : /^\s*-?\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+function create(command: Extract<CastieCommand, { type: 'CreateCastie' }>): CastieEvent[] {
+  if (!command.group.exists) throw notCreated(`the group ${command.groupSlug} does not exist`);
+  if (!command.group.mayCreate) throw notCreated(`you may not create Casties in the group ${command.groupSlug}: follow it first (or ask its admins to name you a creator)`);
+  if (command.question.trim() === '') throw notCreated('the question must not be empty');
+
+  let endsAt: Date | null = null;
+  let endDate: string | null = null;
+  let endTime: string | null = null;
+  if (command.pollType === 'Regular') {
+    const date = command.closesOnDate?.trim() ?? '';
+    const time = command.closesOnTime?.trim() ?? '';
+    if (!date || !time) throw notCreated('a Regular poll needs closes_on_date (YYYY-MM-DD) and closes_on_time (HH:MM)');
+    endsAt = instantOf(date, time, command.timeZone);
+    if (!endsAt) throw notCreated(`the closing date and time ${date} ${time} are not a valid date (YYYY-MM-DD) and 24-hour time (HH:MM)`);
+    if (endsAt.getTime() <= command.now.getTime()) throw notCreated('the closing date and time are in the past: a Castie must close in the future');
+    const [h, m] = time.split(':');
+    endDate = date;
+    endTime = `${h!.padStart(2, '0')}:${m}`;
+  }
+
+  if (!command.allowWriteIn) {
+    if (command.options.length < castieRules.minOptions) throw notCreated(`a Castie with set answer options needs at least ${castieRules.minOptions} non-empty answer options`);
+    if (command.options.length > castieRules.optionsMax) throw notCreated(`a Castie can have at most ${castieRules.optionsMax} answer options`);
+    const long = command.options.find((o) => o.text.length > castieRules.optionMax);
+    if (long) throw notCreated(`answer options must have at most ${castieRules.optionMax} characters`);
+    const seen = new Set(command.options.map((o) => o.text.toLowerCase()));
+    if (seen.size !== command.options.length) throw notCreated('the answer options must all be different');
+  }
+
+  return [
+    {
+      type: 'CastieCreated',
+      data: {
+        castieId: command.castieId,
+        groupSlug: command.groupSlug,
+        creatorId: command.creatorId,
+        question: command.question.trim(),
+        showUsername: command.showUsername,
+        allowWriteIn: command.allowWriteIn,
+        options: command.allowWriteIn ? [] : command.options,
+        endsAt: endsAt ? endsAt.toISOString() : null,
+        endDate,
+        endTime,
+        createdAt: command.now.toISOString(),
+      },
+    },
+  ];
+}
+
+function answer(command: Extract<CastieCommand, { type: 'AnswerCastie' }>, state: CastieState): CastieEvent[] {
+  if (state.status === 'none') throw new DomainError('object_not_found', 'the requested castie could not be found. make sure you are sending a valid uuid');
+  const { castie } = state;
+  if (castie.creatorId !== command.userId) throw notAnswerable('only the creator of a Castie can answer it');
+  if (state.status === 'answered') throw notAnswerable('this castie has already been answered');
+  if (castie.endsAt !== null && Date.parse(castie.endsAt) > command.now.getTime()) throw notAnswerable('this castie has not ended yet: it can be answered once its end date/time has passed');
+
+  let correctAnswerId: number | null = null;
+  let correctText: string;
+  let isCorrect: (f: ScoredForecast) => boolean;
+  if (castie.allowWriteIn) {
+    const keyword = command.keyword?.trim() ?? '';
+    if (!keyword) throw new DomainError('missing_request_data', 'keyword was not sent in request');
+    correctText = keyword;
+    isCorrect = (f) => writeInMatches(f.text, keyword);
+  } else {
+    const id = parseAnswerId(command.answerId);
+    if (id === undefined) throw new DomainError('missing_request_data', 'answer_id was not sent in request');
+    const option = castie.options.find((o) => o.answerId === id);
+    if (!option) throw notAnswerable('the answer_id provided does not correspond to a valid answer option for this castie');
+    correctAnswerId = option.answerId;
+    correctText = option.text;
+    isCorrect = (f) => f.answerId === option.answerId;
+  }
+
+  const outcomes = command.forecasts.map((f) => ({ f, correct: isCorrect(f) }));
+  const correctCount = outcomes.filter((o) => o.correct).length;
+  const share = outcomes.length > 0 ? correctCount / outcomes.length : 0;
+  return [
+    {
+      type: 'CastieAnswered',
+      data: {
+        castieId: castie.castieId,
+        groupSlug: castie.groupSlug,
+        correctAnswerId,
+        correctText,
+        answeredAt: command.now.toISOString(),
+        scores: outcomes.map(({ f, correct }) => ({ userId: f.userId, forecastId: f.forecastId, correct, points: correct ? pointsFor(share) : 0 })),
+      },
+    },
+  ];
+}
+
+export const castieDecider: Decider<CastieCommand, CastieEvent, CastieState> = {
+  initialState: () => ({ status: 'none' }),
+
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreateCastie':
+        // A retried create (same id) finds its own Castie: nothing more to do.
+        if (state.status !== 'none') return [];
+        return create(command);
+      case 'AnswerCastie':
+        return answer(command, state);
+      case 'ReportCastie':
+        if (state.status === 'none') throw new DomainError('object_not_found', 'the requested castie could not be found. make sure you are sending a valid uuid');
+        if (state.castie.reporters.includes(command.reporterId)) return [];
+        return [{ type: 'CastieReported', data: { castieId: state.castie.castieId, reporterId: command.reporterId } }];
+      default: {
+        const unknown: never = command;
+        throw new Error(`unknown command ${JSON.stringify(unknown)}`);
+      }
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'CastieCreated': {
+        const d = event.data;
+        return { status: 'open', castie: { castieId: d.castieId, groupSlug: d.groupSlug, creatorId: d.creatorId, question: d.question, allowWriteIn: d.allowWriteIn, options: d.options, endsAt: d.endsAt, reporters: [] } };
+      }
+      case 'CastieAnswered':
+        if (state.status === 'none') return state;
+        return { status: 'answered', castie: state.castie, correctAnswerId: event.data.correctAnswerId, correctText: event.data.correctText };
+      case 'CastieReported':
+        if (state.status === 'none') return state;
+        return { ...state, castie: { ...state.castie, reporters: [...state.castie.reporters, event.data.reporterId] } };
+      case 'ForecastPlaced':
+      case 'CommentPosted':
+      case 'CommentDeleted':
+      case 'CommentReported':
+        return state;
+      default: {
+        const unknown: never = event;
+        throw new Error(`unhandled ${JSON.stringify(unknown)}`);
+      }
+    }
+  },
+};
+
+export const castieStreamId = (castieId: string): string => `castie-${castieId}`;

@@ -1,0 +1,79 @@
+import { api, apiDate, apiTime, castieRules, type CommentObject } from '@castie/contracts';
+import { newId, route, type Caller } from '@castie/platform';
+import type { FastifyInstance } from 'fastify';
+import type { CastiesContext } from '../context.ts';
+import { commentStreamId } from './decider.ts';
+
+/** Comments on Casties, their deletion by the author and reports (decisions.md: hidden at 3 reporters). */
+export function commentRoutes(app: FastifyInstance, ctx: CastiesContext): void {
+  const opts = { checkResponses: ctx.checkResponses };
+  const meta = (caller: Caller) => ({ actor: caller.userId, now: ctx.clock.now() });
+
+  route(
+    app,
+    api.casties.comment,
+    async ({ caller, params, body, wrote }) => {
+      const { facts } = await ctx.visibleFacts(params.uuid, caller.userId);
+      const commentId = newId();
+      const now = ctx.clock.now();
+      const posted = await ctx.comments.handle(commentStreamId(commentId), { type: 'PostComment', commentId, castieId: facts.castieId, userId: caller.userId, text: body.commentText, now }, { actor: caller.userId, now });
+      wrote(posted.positions);
+      const event = posted.events[0];
+      const text = event?.type === 'CommentPosted' ? event.data.text : (body.commentText ?? '').trim();
+      return { handle: caller.handle, commentText: text, comment: 'created successfully', commentUUID: commentId, castieUUID: facts.castieId };
+    },
+    opts,
+  );
+
+  route(
+    app,
+    api.casties.comments,
+    async ({ caller, params }) => {
+      const view = await ctx.visibleView(params.uuid, caller.userId);
+      const docs = await ctx.commentDocs.find({ castieId: view._id, deleted: false }, { sort: { postedAt: -1, _id: -1 } });
+      // Hidden from its reporter at once, from everyone at the third distinct reporter.
+      const shown = docs.filter((c) => c.reporters.length < castieRules.commentReportsToHide && !c.reporters.includes(caller.userId));
+      const authors = await ctx.people.activeByIds(shown.map((c) => c.userId));
+      const comments: CommentObject[] = [];
+      for (const c of shown) {
+        const author = authors.get(c.userId);
+        if (!author) continue;
+        comments.push({
+          handle: author.handle,
+          lastName: author.lastName,
+          firstName: author.firstName,
+          profPic: author.profPic,
+          commentUUID: c._id,
+          commentText: c.text,
+          commentDate: apiDate(c.postedAt, ctx.timeZone),
+          commentTime: apiTime(c.postedAt, ctx.timeZone),
+          isOffensive: false,
+        });
+      }
+      return { numberComments: comments.length, uuid: view._id, comments };
+    },
+    opts,
+  );
+
+  route(
+    app,
+    api.casties.deleteComment,
+    async ({ caller, params, wrote }) => {
+      const deleted = await ctx.comments.handle(commentStreamId(params.commentUUID), { type: 'DeleteComment', userId: caller.userId }, meta(caller));
+      wrote(deleted.positions);
+      return { comment: 'deleted' };
+    },
+    opts,
+  );
+
+  route(
+    app,
+    api.casties.reportComment,
+    async ({ caller, params, wrote }) => {
+      const reported = await ctx.comments.handle(commentStreamId(params.uuid), { type: 'ReportComment', reporterId: caller.userId }, meta(caller));
+      wrote(reported.positions);
+      return { message: 'comment has been reported' };
+    },
+    opts,
+  );
+}

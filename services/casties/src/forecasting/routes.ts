@@ -1,0 +1,32 @@
+import { api, DomainError, messages } from '@castie/contracts';
+import { route } from '@castie/platform';
+import type { FastifyInstance } from 'fastify';
+import { castieStreamId } from '../casties/decider.ts';
+import { randomId48 } from '../casties/routes.ts';
+import type { CastiesContext } from '../context.ts';
+import { forecastStreamId } from './decider.ts';
+
+/** Placing one forecast: its own stream, created once (see decider.ts). */
+export function forecastRoutes(app: FastifyInstance, ctx: CastiesContext): void {
+  route(
+    app,
+    api.casties.forecast,
+    async ({ caller, params, body, wrote }) => {
+      // The Castie's stream is only read: many users forecasting one Castie never contend.
+      const { state } = await ctx.casties.load(castieStreamId(params.uuid));
+      if (state.status === 'none') throw new DomainError('object_not_found', messages.castieNotFound);
+      const visible = await ctx.groups.canSee(caller.userId, state.castie.groupSlug);
+      const now = ctx.clock.now();
+      const placed = await ctx.forecasts.handle(
+        forecastStreamId(params.uuid, caller.userId),
+        { type: 'PlaceForecast', userId: caller.userId, castie: state, visible, forecastId: randomId48(), answerId: body.answer_id, forecastText: body.forecast_text, now },
+        { actor: caller.userId, now },
+      );
+      wrote(placed.positions);
+      const event = placed.events[0];
+      if (!event || event.type !== 'ForecastPlaced') throw new Error('the forecast produced no event');
+      return { message: 'forecast successfully recorded', castie_uuid: params.uuid, answer_id: event.data.answerId, user_forecast_text: event.data.text };
+    },
+    { checkResponses: ctx.checkResponses },
+  );
+}

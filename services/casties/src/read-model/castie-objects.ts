@@ -1,0 +1,162 @@
+import { apiDate, apiTime, type CastieObject, type DetailedCastie, type ForecastObject, type ForecastOption, type UserForecast } from '@castie/contracts';
+import type { Clock, Collection } from '@castie/platform';
+import type { People, PersonDoc } from '@castie/reference';
+import { forecastDocId, writeInKey, type CastieView, type ForecastDoc } from './projection.ts';
+import { writeInMatches } from '../casties/decider.ts';
+
+const round1 = (n: number): number => Math.round(n * 10) / 10;
+
+/** True once the Castie accepts no more forecasts (read time, from the clock: always right). */
+export const endedAt = (view: Pick<CastieView, 'endsAt' | 'answered'>, now: Date): boolean => view.answered || (view.endsAt !== null && Date.parse(view.endsAt) <= now.getTime());
+
+/** decisions.md: not answered and (ended by time, or open-ended). */
+export const answerable = (view: Pick<CastieView, 'endsAt' | 'answered'>, now: Date): boolean => !view.answered && (view.endsAt === null || Date.parse(view.endsAt) <= now.getTime());
+
+/**
+ * Turns read-model documents into the API's Castie objects for one requester: the parts that
+ * depend on the requester (their forecast, their friends' forecasts) are fetched for a whole page
+ * at once, in a fixed number of indexed queries.
+ */
+export class CastieObjects {
+  constructor(
+    private readonly deps: {
+      views: Collection<CastieView>;
+      forecasts: Collection<ForecastDoc>;
+      people: People;
+      timeZone: string;
+      clock: Clock;
+    },
+  ) {}
+
+  /** The forecast options with their percentages; `is_correct` only on the correct one once answered. */
+  options(view: CastieView): ForecastOption[] {
+    const total = view.forecastsCount;
+    const pct = (n: number) => (total > 0 ? round1((n / total) * 100) : 0);
+    if (!view.allowWriteIn) {
+      return view.options.map((o) => ({
+        answer_id: o.answerId,
+        answer_text: o.text,
+        percentage: pct(view.counts[String(o.answerId)] ?? 0),
+        ...(view.answered && view.correctAnswerId === o.answerId ? { is_correct: true as const } : {}),
+      }));
+    }
+    return Object.values(view.writeIns ?? {})
+      .sort((a, b) => b.n - a.n || a.text.localeCompare(b.text))
+      .map((w) => ({
+        answer_text: w.text,
+        percentage: pct(w.n),
+        ...(view.answered && view.correctText !== null && writeInMatches(w.text, view.correctText) ? { is_correct: true as const } : {}),
+      }));
+  }
+
+  private core(view: CastieView, submitter: PersonDoc | undefined, mine: ForecastDoc | undefined, friendCount: number, now: Date) {
+    const tz = this.deps.timeZone;
+    const last = view.lastForecastAt ?? view.createdAt;
+    const userForecast: UserForecast | undefined = mine
+      ? { forecast_text: mine.text, forecast_id: mine.forecastId, is_correct: mine.correct === true, ...(mine.answerId !== null ? { answer_id: mine.answerId } : {}) }
+      : undefined;
+    return {
+      uuid: view._id,
+      question: view.question,
+      groupSlug: view.groupSlug,
+      showUsername: view.showUsername,
+      submitter: submitter?.handle ?? '',
+      createdAtDate: apiDate(view.createdAt, tz),
+      createdAtTime: apiTime(view.createdAt, tz),
+      lastForecastedDate: apiDate(last, tz),
+      lastForecastedTime: apiTime(last, tz),
+      allowWriteIn: view.allowWriteIn,
+      setAnswered: !view.allowWriteIn,
+      openEnded: view.endsAt === null,
+      endDate: view.endDate,
+      endTime: view.endTime,
+      ...(userForecast ? { userForecast } : {}),
+      is_answerable: answerable(view, now),
+      friendCount,
+      commentsCount: Math.max(0, view.commentsCount),
+      answerSubmitted: view.answered,
+      correctIndex: view.answered ? view.correctText : null,
+      forecastsCount: view.forecastsCount,
+      forecasts: this.options(view),
+    };
+  }
+
+  /** Castie objects (home, group, search) indexed by uuid, in the order given. */
+  async list(requesterId: string, views: readonly CastieView[], options: { forecastOptions?: boolean } = {}): Promise<Record<string, CastieObject>> {
+    if (views.length === 0) return {};
+    const now = this.deps.clock.now();
+    const ids = views.map((v) => v._id);
+    const { people } = this.deps;
+    const friendIds = await people.friendIds(requesterId);
+    const [mine, friendForecasts, persons] = await Promise.all([
+      this.deps.forecasts.find({ _id: { $in: ids.map((id) => forecastDocId(id, requesterId)) } }),
+      friendIds.length === 0 ? Promise.resolve([]) : this.deps.forecasts.find({ userId: { $in: friendIds }, castieId: { $in: ids } }),
+      people.activeByIds([...views.map((v) => v.creatorId), ...friendIds]),
+    ]);
+    const mineBy = new Map(mine.map((f) => [f.castieId, f]));
+    const friendsBy = new Map<string, ForecastDoc[]>();
+    for (const f of friendForecasts) {
+      if (!persons.has(f.userId)) continue;
+      const list = friendsBy.get(f.castieId) ?? [];
+      list.push(f);
+      friendsBy.set(f.castieId, list);
+    }
+    const out: Record<string, CastieObject> = {};
+    for (const view of views) {
+      const friends = friendsBy.get(view._id) ?? [];
+      const core = this.core(view, persons.get(view.creatorId), mineBy.get(view._id), friends.length, now);
+      out[view._id] = { ...core, friendPics: friends.map((f) => persons.get(f.userId)?.profPic ?? ''), ...(options.forecastOptions ? { forecast_options: core.forecasts } : {}) };
+    }
+    return out;
+  }
+
+  /** The detailed Castie object: friendForecasts by forecast id instead of friendPics. */
+  async detailed(requesterId: string, view: CastieView): Promise<DetailedCastie> {
+    const now = this.deps.clock.now();
+    const { people } = this.deps;
+    const friendIds = await people.friendIds(requesterId);
+    const [mine, friendForecasts, persons] = await Promise.all([
+      this.deps.forecasts.findOne({ _id: forecastDocId(view._id, requesterId) }),
+      friendIds.length === 0 ? Promise.resolve([]) : this.deps.forecasts.find({ _id: { $in: friendIds.map((id) => forecastDocId(view._id, id)) } }),
+      people.activeByIds([view.creatorId, ...friendIds]),
+    ]);
+    const ended = endedAt(view, now);
+    const friendly = friendForecasts.filter((f) => persons.has(f.userId));
+    const friendMap: DetailedCastie['friendForecasts'] = {};
+    for (const f of friendly) {
+      friendMap[String(f.forecastId)] = {
+        handle: persons.get(f.userId)!.handle,
+        forecast_text: f.text,
+        ...(f.answerId !== null ? { answer_id: f.answerId } : {}),
+        ...(ended && f.correct === true ? { is_correct: true as const } : {}),
+      };
+    }
+    return { ...this.core(view, persons.get(view.creatorId), mine ?? undefined, friendly.length, now), friendForecasts: friendMap };
+  }
+
+  /** Forecast objects (profile stats, group accuracy) indexed by forecast id, newest first. */
+  async forecastObjects(forecasts: readonly ForecastDoc[]): Promise<Record<string, ForecastObject>> {
+    if (forecasts.length === 0) return {};
+    const now = this.deps.clock.now();
+    const views = new Map((await this.deps.views.find({ _id: { $in: [...new Set(forecasts.map((f) => f.castieId))] } })).map((v) => [v._id, v]));
+    const out: Record<string, ForecastObject> = {};
+    for (const f of [...forecasts].sort((a, b) => (a.placedAt < b.placedAt ? 1 : -1))) {
+      const view = views.get(f.castieId);
+      if (!view) continue;
+      const ended = endedAt(view, now);
+      out[String(f.forecastId)] = {
+        question: view.question,
+        uuid: view._id,
+        forecast: f.text,
+        is_active: !ended,
+        endDate: view.endDate,
+        endTime: view.endTime,
+        ...(ended ? { answerSubmitted: view.answered, is_correct: f.correct === true } : {}),
+        points_earned: f.points,
+      };
+    }
+    return out;
+  }
+}
+
+export { writeInKey };
