@@ -1,0 +1,150 @@
+import type { CastieEvent } from '@castie/contracts';
+import { deciderSpec } from '@castie/testing';
+import { describe, expect, it } from 'vitest';
+import { commentDecider } from '../comments/decider.ts';
+import { forecastDecider } from '../forecasting/decider.ts';
+import { castieDecider, type CastieCommand, type CastieState } from './decider.ts';
+
+const ada = 'a'.repeat(32);
+const bob = 'b'.repeat(32);
+const cy = 'c'.repeat(32);
+const id = 'f'.repeat(32);
+const now = new Date('2026-03-01T12:00:00Z');
+const later = new Date('2026-03-03T12:00:00Z');
+const spec = deciderSpec(castieDecider);
+
+const create = (extra: Partial<Extract<CastieCommand, { type: 'CreateCastie' }>> = {}): CastieCommand => ({
+  type: 'CreateCastie',
+  castieId: id,
+  creatorId: ada,
+  groupSlug: 'sports',
+  group: { exists: true, mayCreate: true },
+  pollType: 'Regular',
+  closesOnDate: '2026-03-02',
+  closesOnTime: '9:30',
+  timeZone: 'Europe/Paris',
+  question: ' Who wins? ',
+  showUsername: true,
+  allowWriteIn: false,
+  options: [
+    { answerId: 1, text: 'Home' },
+    { answerId: 2, text: 'Away' },
+  ],
+  now,
+  ...extra,
+});
+const created: CastieEvent = {
+  type: 'CastieCreated',
+  data: {
+    castieId: id,
+    groupSlug: 'sports',
+    creatorId: ada,
+    question: 'Who wins?',
+    showUsername: true,
+    allowWriteIn: false,
+    options: [
+      { answerId: 1, text: 'Home' },
+      { answerId: 2, text: 'Away' },
+    ],
+    // 09:30 in Paris (UTC+1 in March) is 08:30 UTC.
+    endsAt: '2026-03-02T08:30:00.000Z',
+    endDate: '2026-03-02',
+    endTime: '09:30',
+    createdAt: now.toISOString(),
+  },
+};
+const writeIn: CastieEvent = { type: 'CastieCreated', data: { ...(created.data as Extract<CastieEvent, { type: 'CastieCreated' }>['data']), allowWriteIn: true, options: [], endsAt: null, endDate: null, endTime: null } };
+const forecasts = [
+  { userId: bob, forecastId: 11, answerId: 1, text: 'Home' },
+  { userId: cy, forecastId: 12, answerId: 2, text: 'Away' },
+  { userId: ada, forecastId: 13, answerId: 2, text: 'Away' },
+];
+
+describe('castie decider: creating', () => {
+  it('creates a Castie closing at the local end time of the service time zone', () => spec.given([]).when(create()).then([created]));
+  it('creating again with the same id changes nothing', () => spec.given([created]).when(create()).thenNothing());
+  it('creates open-ended write-in Casties without end or options', () =>
+    expect(castieDecider.decide(create({ pollType: 'Open', allowWriteIn: true, closesOnDate: undefined, closesOnTime: undefined }), { status: 'none' })[0]).toMatchObject({
+      data: { endsAt: null, endDate: null, endTime: null, options: [], allowWriteIn: true },
+    }));
+  it('refuses an unknown group', () => spec.given([]).when(create({ group: { exists: false, mayCreate: false } })).thenFails('castie_not_created', /does not exist/));
+  it('refuses a group the creator may not create in', () => spec.given([]).when(create({ group: { exists: true, mayCreate: false } })).thenFails('castie_not_created', /may not create/));
+  it('refuses an end in the past', () => spec.given([]).when(create({ closesOnDate: '2026-03-01', closesOnTime: '12:00', timeZone: 'UTC' })).thenFails('castie_not_created', /in the past/));
+  it('refuses a Regular poll without an end', () => spec.given([]).when(create({ closesOnTime: undefined })).thenFails('castie_not_created', /needs closes_on_date/));
+  it('refuses fewer than two options', () => spec.given([]).when(create({ options: [{ answerId: 1, text: 'Home' }] })).thenFails('castie_not_created', /at least 2/));
+  it('refuses duplicate options', () => spec.given([]).when(create({ options: [{ answerId: 1, text: 'Home' }, { answerId: 2, text: 'home' }] })).thenFails('castie_not_created', /different/));
+});
+
+describe('castie decider: answering', () => {
+  const answer = (extra: Partial<Extract<CastieCommand, { type: 'AnswerCastie' }>> = {}): CastieCommand => ({ type: 'AnswerCastie', userId: ada, answerId: '1', keyword: undefined, forecasts, now: later, ...extra });
+  it('scores every forecast: right against the crowd pays', () =>
+    spec.given([created]).when(answer()).then([
+      {
+        type: 'CastieAnswered',
+        data: {
+          castieId: id,
+          groupSlug: 'sports',
+          correctAnswerId: 1,
+          correctText: 'Home',
+          answeredAt: later.toISOString(),
+          scores: [
+            { userId: bob, forecastId: 11, correct: true, points: 70 },
+            { userId: cy, forecastId: 12, correct: false, points: 0 },
+            { userId: ada, forecastId: 13, correct: false, points: 0 },
+          ],
+        },
+      },
+    ]));
+  it('refuses before the end', () => spec.given([created]).when(answer({ now })).thenFails('castie_not_answerable', /not ended yet/));
+  it('refuses anyone but the creator', () => spec.given([created]).when(answer({ userId: bob })).thenFails('castie_not_answerable', /only the creator/));
+  it('refuses a second answer', () => {
+    const [answered] = castieDecider.decide(answer(), spec.given([created]).state);
+    spec.given([created, answered!]).when(answer()).thenFails('castie_not_answerable', /already been answered/);
+  });
+  it('refuses an answer id that is not an option', () => spec.given([created]).when(answer({ answerId: 9 })).thenFails('castie_not_answerable', /valid answer option/));
+  it('needs an answer id', () => spec.given([created]).when(answer({ answerId: undefined })).thenFails('missing_request_data'));
+  it('answers an open-ended write-in Castie at any time by keyword, contained, any case, trimmed', () => {
+    const [event] = castieDecider.decide(answer({ now, answerId: undefined, keyword: ' paris ', forecasts: [{ userId: bob, forecastId: 1, answerId: null, text: 'PSG Paris' }, { userId: cy, forecastId: 2, answerId: null, text: 'Lyon' }] }), spec.given([writeIn]).state);
+    expect(event).toMatchObject({ data: { correctAnswerId: null, correctText: 'paris', scores: [{ correct: true, points: 55 }, { correct: false, points: 0 }] } });
+  });
+  it('an unknown Castie is not found', () => spec.given([]).when(answer()).thenFails('object_not_found'));
+});
+
+describe('forecast decider (one stream per user and Castie)', () => {
+  const castie = spec.given([created]).state as CastieState;
+  const forecasting = deciderSpec(forecastDecider);
+  const place = (extra: Partial<Parameters<typeof forecastDecider.decide>[0]> = {}) => ({ type: 'PlaceForecast' as const, userId: bob, castie, visible: true, forecastId: 7, answerId: 2 as string | number | undefined, forecastText: undefined, now, ...extra });
+  const placed: CastieEvent = { type: 'ForecastPlaced', data: { castieId: id, groupSlug: 'sports', userId: bob, forecastId: 7, answerId: 2, text: 'Away', placedAt: now.toISOString() } };
+  it('places a forecast on an option', () => forecasting.given([]).when(place()).then([placed]));
+  it('refuses a second forecast', () => forecasting.given([placed]).when(place()).thenFails('cannot_forecast', 'the User has already forecasted this Castie'));
+  it('refuses once the end passed', () => forecasting.given([]).when(place({ now: later })).thenFails('cannot_forecast', 'this castie is not accepting forecasts- end date/time has passed'));
+  it('needs answer_id', () => forecasting.given([]).when(place({ answerId: undefined })).thenFails('cannot_forecast', 'answer_id was not sent in request'));
+  it('refuses an answer_id of another Castie', () => forecasting.given([]).when(place({ answerId: '99' })).thenFails('cannot_forecast', 'the answer_id provided does not correspond to a valid answer option for this castie'));
+  it('refuses a Castie the user may not see, or none', () => {
+    forecasting.given([]).when(place({ visible: false })).thenFails('object_not_found');
+    forecasting.given([]).when(place({ castie: { status: 'none' } })).thenFails('object_not_found');
+  });
+  it('refuses forecasts on an answered open-ended Castie', () => {
+    const state = spec.given([writeIn, { type: 'CastieAnswered', data: { castieId: id, groupSlug: 'sports', correctAnswerId: null, correctText: 'x', answeredAt: now.toISOString(), scores: [] } }]).state;
+    forecasting.given([]).when(place({ castie: state, answerId: undefined, forecastText: 'x' })).thenFails('cannot_forecast', /not accepting/);
+  });
+});
+
+describe('comment decider', () => {
+  const comments = deciderSpec(commentDecider);
+  const posted: CastieEvent = { type: 'CommentPosted', data: { commentId: id, castieId: id, userId: ada, text: 'hi', postedAt: now.toISOString() } };
+  it('posts a trimmed comment', () => comments.given([]).when({ type: 'PostComment', commentId: id, castieId: id, userId: ada, text: ' hi ', now }).then([posted]));
+  it('refuses empty and over-long comments', () => {
+    comments.given([]).when({ type: 'PostComment', commentId: id, castieId: id, userId: ada, text: '  ', now }).thenFails('comment_not_created');
+    comments.given([]).when({ type: 'PostComment', commentId: id, castieId: id, userId: ada, text: 'x'.repeat(501), now }).thenFails('comment_not_created', /500/);
+  });
+  it('lets only the author delete', () => {
+    comments.given([posted]).when({ type: 'DeleteComment', userId: bob }).thenFails('not_allowed');
+    comments.given([posted]).when({ type: 'DeleteComment', userId: ada }).then([{ type: 'CommentDeleted', data: { commentId: id, castieId: id, userId: ada } }]);
+  });
+  it('counts each reporter once', () => {
+    const reported: CastieEvent = { type: 'CommentReported', data: { commentId: id, castieId: id, reporterId: bob } };
+    comments.given([posted]).when({ type: 'ReportComment', reporterId: bob }).then([reported]);
+    comments.given([posted, reported]).when({ type: 'ReportComment', reporterId: bob }).thenNothing();
+  });
+});
