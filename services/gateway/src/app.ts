@@ -118,7 +118,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   const openApi = openApiDocument();
   app.get('/docs/openapi.json', async () => openApi);
   app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(docsPage(openApi)));
-  adminRoutes(app, { token: deps.adminToken, manualClock: deps.manualClock ?? null, services: deps.services });
+  adminRoutes(app, { token: deps.adminToken, manualClock: deps.manualClock ?? null, services: deps.services, media: deps.media, maxUploadBytes });
   return app;
 }
 

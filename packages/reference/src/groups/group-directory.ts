@@ -41,7 +41,16 @@ export class GroupDirectory {
   readonly #scores;
   readonly people: People;
 
-  constructor(store: DocumentStore, people: People = new People(store)) {
+  /**
+   * `catchUp` (optional, e.g. `catchUpWith(log, runner, { topic: GROUPS_TOPIC })`) runs only when
+   * a slug is unknown here: operators create groups through the admin API, outside any user's
+   * session, so a group created a moment ago must not be answered 404 by a copy that merely lags.
+   */
+  constructor(
+    store: DocumentStore,
+    people: People = new People(store),
+    private readonly options: { catchUp?: () => Promise<void> } = {},
+  ) {
     this.#groups = store.collection<GroupDoc>(GROUPS);
     this.#memberships = store.collection<MembershipDoc>(GROUP_MEMBERSHIPS);
     this.#scores = store.collection<GroupScoreDoc>(GROUP_SCORES);
@@ -50,8 +59,14 @@ export class GroupDirectory {
 
   /** The group with this slug, or null when it was never created. */
   async bySlug(slug: string): Promise<GroupDoc | null> {
-    const doc = await this.#groups.findOne({ _id: slug.toLowerCase() });
-    return doc?.created ? doc : null;
+    const find = async () => {
+      const doc = await this.#groups.findOne({ _id: slug.toLowerCase() });
+      return doc?.created ? doc : null;
+    };
+    const found = await find();
+    if (found || !this.options.catchUp) return found;
+    await this.options.catchUp();
+    return find();
   }
 
   /** The group with this slug; 404 object_not_found "the requested group could not be found" otherwise. */

@@ -1,11 +1,15 @@
-import type { ServiceName } from '@castie/contracts';
-import { errorBody, type ManualClock } from '@castie/platform';
-import type { FastifyInstance } from 'fastify';
+import { groupsAdminApi, type ServiceName } from '@castie/contracts';
+import { errorBody, type ManualClock, type MediaStore } from '@castie/platform';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { ServiceClient } from '../routing/service-client.ts';
+import { readMultipart } from '../uploads/multipart.ts';
 
 const ClockBody = z.object({ advance_seconds: z.coerce.number().finite().positive() });
+
+/** Fields of the admin API that carry files (the group icon): checked by their bytes and stored like profile pictures. */
+const adminUploads: readonly string[] = [...new Set(Object.values(groupsAdminApi).flatMap((e) => e.uploads ?? []))];
 
 const sameSecret = (a: string, b: string) => {
   const x = Buffer.from(a);
@@ -17,7 +21,10 @@ const sameSecret = (a: string, b: string) => {
  * The operators' API under /admin/, behind `Authorization: Bearer <ADMIN_TOKEN>`. Group
  * administration is answered by the groups service; the clock route exists only with CLOCK=manual.
  */
-export function adminRoutes(app: FastifyInstance, options: { token: string; manualClock: ManualClock | null; services: Partial<Record<ServiceName, ServiceClient>> }): void {
+export function adminRoutes(
+  app: FastifyInstance,
+  options: { token: string; manualClock: ManualClock | null; services: Partial<Record<ServiceName, ServiceClient>>; media: MediaStore; maxUploadBytes: number },
+): void {
   app.register(async (admin) => {
     admin.addHook('onRequest', async (request, reply) => {
       const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '')?.[1]?.trim();
@@ -36,11 +43,16 @@ export function adminRoutes(app: FastifyInstance, options: { token: string; manu
 
     const groups = options.services.groups;
     if (groups) {
-      admin.all('/admin/groups/*', async (request, reply) => {
-        const res = await groups.request({ method: request.method, url: request.url, headers: { 'x-castie-admin': 'true' }, ...(request.method === 'GET' ? {} : { body: request.body ?? {} }) });
+      /** JSON and form bodies as they are; multipart ones with their files checked and stored first (the service receives UploadRefs). */
+      const forward = async (request: FastifyRequest, reply: FastifyReply) => {
+        const body = request.method === 'GET' ? undefined : request.isMultipart() ? await readMultipart(request, options.media, adminUploads, options.maxUploadBytes) : (request.body ?? {});
+        const res = await groups.request({ method: request.method, url: request.url, headers: { 'x-castie-admin': 'true', 'x-request-id': request.id }, ...(body === undefined ? {} : { body }) });
         reply.code(res.statusCode).header('content-type', res.headers['content-type'] ?? 'application/json');
         return reply.send(res.body);
-      });
+      };
+      // The wildcard alone does not match the collection itself (POST /admin/groups/).
+      admin.all('/admin/groups', forward);
+      admin.all('/admin/groups/*', forward);
     }
   });
 }

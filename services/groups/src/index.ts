@@ -1,0 +1,3 @@
+export { buildGroupsApp } from './app.ts';
+export type { GroupsDeps } from './context.ts';
+export { groupsModule, startGroupsReadModels } from './module.ts';
