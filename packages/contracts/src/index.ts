@@ -8,6 +8,7 @@ export * from './errors.ts';
 export * from './api/form.ts';
 export * from './api/endpoint.ts';
 export * from './api/identity.ts';
+export * from './api/social.ts';
 export * from './api/groups.ts';
 export * from './api/casties.ts';
 export * from './api/all.ts';

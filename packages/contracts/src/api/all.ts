@@ -2,10 +2,12 @@ import type { Endpoint } from './endpoint.ts';
 import { castiesApi } from './casties.ts';
 import { groupsApi } from './groups.ts';
 import { identityApi } from './identity.ts';
+import { socialApi } from './social.ts';
 
 /** Every public endpoint, by service: the gateway's routing table. */
 export const api = {
   identity: identityApi,
+  social: socialApi,
   groups: groupsApi,
   casties: castiesApi,
 } as const;

@@ -1,0 +1,3 @@
+export { buildSocialApp } from './app.ts';
+export type { SocialDeps } from './context.ts';
+export { socialModule } from './module.ts';

@@ -1,0 +1,39 @@
+import { castieEvents, groupEvents, identityEvents, SOCIAL_TOPIC, socialEvents } from '@castie/contracts';
+import { startProjections, type ServiceModule } from '@castie/platform';
+import { catchUpWith, peopleProjections } from '@castie/reference';
+import { buildSocialApp } from './app.ts';
+
+/**
+ * Social as the system composes it: its copy of people and friendships is replayed from the log
+ * before it answers, then kept current; requests that carry the user's last write positions wait
+ * for it (session consistency).
+ */
+export function socialModule(): ServiceModule {
+  return {
+    name: 'social',
+    async build(deps) {
+      const logger = deps.logger;
+      const store = deps.documents;
+      const runner = await startProjections({
+        group: 'social-read',
+        log: deps.log,
+        store,
+        catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
+        projections: peopleProjections(store),
+        ...(logger ? { logger } : {}),
+      });
+      await runner.caughtUp();
+      const app = buildSocialApp({
+        frodads: await deps.eventStore(SOCIAL_TOPIC),
+        documents: store,
+        clock: deps.clock,
+        catchUp: catchUpWith(deps.log, runner),
+        timeZone: deps.timeZone,
+        checkResponses: deps.checkResponses,
+        consistency: runner,
+        ...(logger ? { logger } : {}),
+      });
+      return { app, close: () => runner.stop() };
+    },
+  };
+}

@@ -1,0 +1,29 @@
+import { api } from '@castie/contracts';
+import { route } from '@castie/platform';
+import { PEOPLE, type PersonDoc } from '@castie/reference';
+import type { FastifyInstance } from 'fastify';
+import type { SocialContext } from '../context.ts';
+import { findPeople } from './search.ts';
+
+/**
+ * GET /api/search/people/?q=: active people whose handle, first or last name contain every word
+ * of q, by last name, in bounded pages. Private profiles are found too (privacy hides sections,
+ * not people); deleted ones never.
+ */
+export function peopleSearchRoutes(app: FastifyInstance, ctx: SocialContext): void {
+  const people = ctx.documents.collection<PersonDoc>(PEOPLE);
+  route(
+    app,
+    api.social.searchPeople,
+    async ({ caller, query }) => {
+      const { found, hasMore, nextBefore } = await findPeople(people, query.q, { limit: query.limit, before: query.before });
+      const relations = await ctx.people.relations(caller.userId, found.map((p) => p._id));
+      const search_results = found.map((p) => {
+        const { friend_status } = ctx.people.frodad(p, relations.get(p._id) ?? 'not-friends', { withLevel: false });
+        return { first_name: p.firstName, last_name: p.lastName, friend_status, handle: p.handle };
+      });
+      return { search_results, has_more: hasMore, next_before: nextBefore };
+    },
+    ctx.routeOptions,
+  );
+}
