@@ -82,7 +82,6 @@ describe('identity service contract', () => {
     expect((await call(api.identity.getPassword, {}, h)).ok).toEqual({ status: 200, password: '********' });
     expect((await call(api.identity.getProfileEdit, {}, h, '/api/profile/inttwo/edit/')).ok).toMatchObject({ handle: 'inttwo', firstName: 'Ada' });
     expect((await call(api.identity.editProfile, { city: 'Paris' }, h)).ok).toEqual({ status: 200, message: 'data has been successfully updated', updated_fields: ['city'] });
-    expect((await call(api.identity.login, { last_seen_date: '2026-03-01', last_seen_time: '11:00:00' }, h)).ok).toMatchObject({ profile_handle: 'inttwo' });
   });
 
   it('publishes identity events that other services can read, without credentials in them', async () => {

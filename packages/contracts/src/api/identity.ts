@@ -75,17 +75,6 @@ export const identityApi = {
     body: z.object({ email }),
     response: ok({ message: z.string() }),
   }),
-  login: endpoint({
-    method: 'POST',
-    paths: ['/api/login/'],
-    service: 'identity',
-    access: 'user',
-    body: z.object({
-      last_seen_date: text().pipe(z.iso.date({ error: 'must be a date YYYY-MM-DD' })),
-      last_seen_time: text().pipe(z.string().regex(/^\d{1,2}:\d{2}(:\d{2}(\.\d{1,6})?)?$/, 'must be a time HH:MM:SS')),
-    }),
-    response: ok({ profile_handle: z.string(), number_notifications: z.number().int(), needs_answer: z.boolean(), number_needing_answer: z.number().int() }),
-  }),
   getPreferences: endpoint({
     method: 'GET',
     paths: ['/api/preferences/'],

@@ -10,7 +10,6 @@ export const IDENTITY_TOPIC = 'identity';
 export const IDENTITY_LOGINS_TOPIC = 'identity-logins';
 
 const userId = z.string().regex(/^[0-9a-f]{32}$/);
-const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 
 export const identityEvents = defineEventCatalog(IDENTITY_TOPIC, {
   /** The password step created the account; it is not complete until the picture step. */
@@ -28,7 +27,6 @@ export const identityEvents = defineEventCatalog(IDENTITY_TOPIC, {
   }),
   ProfilePictureChanged: z.object({ userId, profPic: z.string(), changedAt: z.string().datetime() }),
   PrivacyChanged: z.object({ userId, isPrivate: z.boolean() }),
-  SignedIn: z.object({ userId, lastSeenDate: date, lastSeenTime: z.string() }),
   AccountDeleted: z.object({ userId, handle: z.string().nullable() }),
   SignUpAbandoned: z.object({ userId }),
 });

@@ -79,8 +79,6 @@ export function peopleProjection(store: DocumentStore): Projection {
             return void (await set(e.data.userId, { status: 'deleted' }));
           case 'SignUpAbandoned':
             return void (await set(e.data.userId, { status: 'abandoned' }));
-          case 'SignedIn':
-            return;
           default: {
             const unknown: never = e;
             throw new Error(`unhandled ${JSON.stringify(unknown)}`);

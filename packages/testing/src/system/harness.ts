@@ -111,3 +111,20 @@ export class TestSystem {
     if (!options.keepData) await rm(this.dataDir, { recursive: true, force: true });
   }
 }
+
+/**
+ * Retries an assertion until it passes or the time is up (then its last failure is thrown).
+ * For what other users see: their copies catch up in milliseconds, not at once (rule 6 covers
+ * only one's own writes).
+ */
+export async function eventually<T>(assertion: () => Promise<T>, timeoutMs = 3000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await assertion();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+}

@@ -36,7 +36,6 @@ export type AccountCommand =
   | { type: 'CompleteSignUp'; handle: string; profPic: string; now: Date }
   | { type: 'EditProfile'; changes: ProfileChanges; profPic: string | null; now: Date }
   | { type: 'SetPrivacy'; isPrivate: boolean }
-  | { type: 'SignIn'; lastSeenDate: string; lastSeenTime: string }
   | { type: 'DeleteAccount' }
   | { type: 'AbandonSignUp' };
 
@@ -90,11 +89,6 @@ export const accountDecider: Decider<AccountCommand, IdentityEvent, AccountState
         return profile.isPrivate === command.isPrivate ? [] : [{ type: 'PrivacyChanged', data: { userId: profile.userId, isPrivate: command.isPrivate } }];
       }
 
-      case 'SignIn': {
-        const profile = requireActive(state);
-        return [{ type: 'SignedIn', data: { userId: profile.userId, lastSeenDate: command.lastSeenDate, lastSeenTime: command.lastSeenTime } }];
-      }
-
       case 'DeleteAccount': {
         const profile = requireActive(state);
         return [{ type: 'AccountDeleted', data: { userId: profile.userId, handle: profile.handle } }];
@@ -130,8 +124,6 @@ export const accountDecider: Decider<AccountCommand, IdentityEvent, AccountState
         return state.status === 'active' ? { ...state, profPic: event.data.profPic, imageUpdatedAt: event.data.changedAt } : state;
       case 'PrivacyChanged':
         return state.status === 'active' ? { ...state, isPrivate: event.data.isPrivate } : state;
-      case 'SignedIn':
-        return state;
       case 'AccountDeleted':
         return { status: 'deleted', userId: event.data.userId, handle: event.data.handle };
       case 'SignUpAbandoned':

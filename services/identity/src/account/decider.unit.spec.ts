@@ -54,8 +54,6 @@ describe('account decider', () => {
       spec.given(active).when({ type: 'SetPrivacy', isPrivate: true }).then([{ type: 'PrivacyChanged', data: { userId, isPrivate: true } }]);
       spec.given([...active, { type: 'PrivacyChanged', data: { userId, isPrivate: true } }]).when({ type: 'SetPrivacy', isPrivate: true }).thenNothing();
     });
-    it('records a sign-in', () =>
-      spec.given(active).when({ type: 'SignIn', lastSeenDate: '2026-03-01', lastSeenTime: '10:00:00' }).then([{ type: 'SignedIn', data: { userId, lastSeenDate: '2026-03-01', lastSeenTime: '10:00:00' } }]));
   });
 
   describe('deletion', () => {

@@ -1,0 +1,36 @@
+import { castieEvents, groupEvents, identityEvents, NOTIFICATIONS_TOPIC, notificationEvents, socialEvents } from '@castie/contracts';
+import { createServiceApp, startProjections, type ServiceModule } from '@castie/platform';
+import { GroupDirectory, groupsProjections, People, peopleProjections } from '@castie/reference';
+import { activityRoutes } from './activity/routes.ts';
+import { notificationsContext } from './context.ts';
+import { countsRoutes } from './counts/routes.ts';
+import { notificationsProjection } from './read-model/projection.ts';
+
+/**
+ * The notifications service: it turns the other services' events into each user's
+ * notifications and counts, and owns the user's inbox (reads, sign-ins).
+ */
+export function notificationsModule(): ServiceModule {
+  return {
+    name: 'notifications',
+    async build(deps) {
+      const store = deps.documents;
+      const people = new People(store, deps.timeZone);
+      const groups = new GroupDirectory(store, people);
+      const runner = await startProjections({
+        group: 'notifications-read',
+        log: deps.log,
+        store,
+        catalogs: [identityEvents, groupEvents, castieEvents, socialEvents, notificationEvents],
+        projections: [...peopleProjections(store), ...groupsProjections(store), notificationsProjection(store, people, groups)],
+        ...(deps.logger ? { logger: deps.logger } : {}),
+      });
+      await runner.caughtUp();
+      const app = createServiceApp({ name: 'notifications', consistency: runner, ...(deps.logger ? { logger: deps.logger } : {}) });
+      const ctx = notificationsContext({ inbox: await deps.eventStore(NOTIFICATIONS_TOPIC), documents: store, people, groups, clock: deps.clock, timeZone: deps.timeZone, checkResponses: deps.checkResponses });
+      activityRoutes(app, ctx);
+      countsRoutes(app, ctx);
+      return { app, close: () => runner.stop() };
+    },
+  };
+}
