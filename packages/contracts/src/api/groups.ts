@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { endpoint, ok } from './endpoint.ts';
-import { formBoolean, text, UploadRefSchema } from './form.ts';
+import { formBoolean, formInt, text, UploadRefSchema } from './form.ts';
 import { FrodadSchema, HandleParams, profileResponse } from './people.ts';
 
 /** A group slug: lowercase letters, digits and dashes (not starting or ending with a dash). */
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-export const groupRules = { slugMax: 50, nameMax: 80, infoMax: 1000, deniedMessageMax: 2000 } as const;
+export const groupRules = { slugMax: 50, nameMax: 80, infoMax: 1000, deniedMessageMax: 2000, searchDefault: 100, searchMax: 500 } as const;
 
 /** A slug as operators choose it at creation: validated, never normalised behind their back. */
 export const SlugSchema = text().pipe(
@@ -135,6 +135,22 @@ export const groupsApi = {
     access: 'user',
     params: GroupMemberParams,
     response: membershipResponse,
+  }),
+  /**
+   * Groups whose name, slug or info text contains `q` (case-insensitive; empty `q`: every group).
+   * The spec leaves them unordered; pages go by slug: `before` is the previous page's `next_before`.
+   */
+  searchGroups: endpoint({
+    method: 'GET',
+    paths: ['/api/search/groups/'],
+    service: 'groups',
+    access: 'user',
+    query: z.object({
+      q: z.string().default(''),
+      limit: formInt.pipe(z.number().min(1, 'must be at least 1').max(groupRules.searchMax, `must be at most ${groupRules.searchMax}`)).default(groupRules.searchDefault),
+      before: z.string().optional(),
+    }),
+    response: ok({ search_results: z.record(z.string(), GroupObjectSchema), has_more: z.boolean(), next_before: z.string().nullable() }),
   }),
   createCastieGroups: endpoint({
     method: 'GET',
