@@ -89,7 +89,7 @@ describe('GET /api/groups/', () => {
     for (const [uuid, text] of [
       [uuids[0]!, 'yes it will'],
       [uuids[1]!, 'no'],
-    ]) {
+    ] as const) {
       expect((await sys.post(`/api/casties/${uuid}/forecast/`, { forecast_text: text }, bob)).status).toBe(200);
     }
     for (const uuid of uuids) expect((await sys.post(`/api/casties/${uuid}/answer/`, { keyword: 'yes' }, ann)).status).toBe(200);
