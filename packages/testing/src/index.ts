@@ -6,3 +6,5 @@ export * from './conformance/event-store.ts';
 export * from './conformance/media.ts';
 export * from './conformance/cache.ts';
 export * from './servers/redis.ts';
+export * from './servers/kafka.ts';
+export * from './servers/mongo.ts';
