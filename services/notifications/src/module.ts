@@ -22,7 +22,7 @@ export function notificationsModule(): ServiceModule {
         log: deps.log,
         store,
         catalogs: [identityEvents, groupEvents, castieEvents, socialEvents, notificationEvents],
-        projections: [...peopleProjections(store), ...groupsProjections(store), notificationsProjection(store, people, groups)],
+        projections: [...peopleProjections(store), ...groupsProjections(store), notificationsProjection(store)],
         ...(deps.logger ? { logger: deps.logger } : {}),
       });
       await runner.caughtUp();

@@ -98,6 +98,7 @@ describe('notifications through the gateway', () => {
     // Real time moves on between reading one's notifications and the next forecasts.
     sys.clock.advance(1);
     await sys.post(`/api/casties/${uuid}/forecast/`, { answer_id: String(yes) }, dan);
+    sys.clock.advance(1);
     await sys.post(`/api/casties/${uuid}/forecast/`, { answer_id: String(no) }, eve);
     const forecasted = await eventually(async () => {
       const found = ((await list(cat)).body.notifications as N[]).filter((n) => n.notification_type === 'castie-forecasted');

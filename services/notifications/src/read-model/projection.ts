@@ -9,8 +9,7 @@ import {
   type NotificationType,
   type SocialEvent,
 } from '@castie/contracts';
-import { updateOnce, type DocumentStore, type Projection, type Update } from '@castie/platform';
-import type { GroupDirectory, People } from '@castie/reference';
+import type { DocumentStore, Projection } from '@castie/platform';
 
 /**
  * A stored notification. Texts are not stored: handles, questions and group names are looked up
@@ -43,6 +42,16 @@ export interface CastieInfoDoc {
   [key: string]: unknown;
 }
 
+/** A forecast or comment, kept so notifications about it can be worked out when read. */
+export interface ActivityDoc {
+  _id: string;
+  kind: 'forecast' | 'comment';
+  castieId: string;
+  actorId: string;
+  at: string;
+  [key: string]: unknown;
+}
+
 /** When a user last opened their notifications. */
 export interface InboxDoc {
   _id: string;
@@ -54,41 +63,34 @@ export interface InboxDoc {
 export const NOTIFICATIONS = 'notifications';
 export const CASTIE_INFO = 'notification_casties';
 export const INBOXES = 'inboxes';
+export const ACTIVITY = 'notification_activity';
 
 export const collections = (store: DocumentStore) => ({
   notifications: store.collection<NotificationDoc>(NOTIFICATIONS),
   casties: store.collection<CastieInfoDoc>(CASTIE_INFO),
   inboxes: store.collection<InboxDoc>(INBOXES),
+  activity: store.collection<ActivityDoc>(ACTIVITY),
 });
 
 /**
- * Turns the other services' events into notifications (decisions.md "Who is notified"):
- * friend requests and their acceptance, group access granted, a Castie forecasted (its creator;
- * one per Castie until read), forecasted or commented by a friend who follows the group, and a
- * Castie answered (every forecaster). Requests are removed once accepted or rejected. Needs-answer
- * and new-Casties notifications are derived when read (see views.ts), never stored.
+ * Keeps what notifications are made of (decisions.md "Who is notified"). Self-contained events
+ * become notifications at once: friend requests (removed once accepted or rejected), their
+ * acceptance, group access granted, a Castie answered (every forecaster). Forecasts and comments
+ * are kept as activity, and the notifications that depend on who is whose friend, who follows
+ * which group or who created which Castie are worked out when read (views.ts): the log does not
+ * order events across topics and partitions, so deciding them here would depend on which arrived
+ * first, and a rebuild could differ from what users saw.
  */
-export function notificationsProjection(store: DocumentStore, people: People, groups: GroupDirectory): Projection {
-  const { notifications, casties, inboxes } = collections(store);
-
-  /** A grouped notification: counts up while unread, starts again at 1 once read. */
-  async function bump(id: string, record: Parameters<typeof updateOnce>[2], fields: Omit<NotificationDoc, '_id' | 'count' | '_applied'>) {
-    const [existing, inbox] = await Promise.all([notifications.findOne({ _id: id }), inboxes.findOne({ _id: fields.userId })]);
-    const unread = existing && (!inbox?.lastRetrievedAt || existing.createdAt > inbox.lastRetrievedAt);
-    await updateOnce(notifications, id, record, (unread ? { $set: fields, $inc: { count: 1 } } : { $set: { ...fields, count: 1 } }) as Update);
-  }
-
-  async function friendsFollowing(userId: string, slug: string): Promise<string[]> {
-    const [friends, followers] = await Promise.all([people.friendIds(userId), groups.followerIds(slug)]);
-    const following = new Set(followers);
-    return friends.filter((f) => following.has(f));
-  }
+export function notificationsProjection(store: DocumentStore): Projection {
+  const { notifications, casties, inboxes, activity } = collections(store);
 
   return {
     name: 'notifications',
     topics: [SOCIAL_TOPIC, GROUPS_TOPIC, CASTIES_TOPIC, NOTIFICATIONS_TOPIC],
     async setup() {
       await notifications.createIndex({ userId: 1, createdAt: -1 });
+      await activity.createIndex({ castieId: 1 });
+      await activity.createIndex({ actorId: 1 });
       await casties.createIndex({ creatorId: 1 });
       await casties.createIndex({ groupSlug: 1, createdAt: -1 });
     },
@@ -139,34 +141,22 @@ export function notificationsProjection(store: DocumentStore, people: People, gr
             { upsert: true },
           );
           return;
-        case 'ForecastPlaced': {
-          const castie = await casties.findOne({ _id: e.data.castieId });
-          if (castie && castie.creatorId !== e.data.userId) {
-            await bump(`forecasted:${e.data.castieId}`, record, { userId: castie.creatorId, type: 'castie-forecasted', actorId: e.data.userId, castieId: e.data.castieId, groupSlug: e.data.groupSlug, createdAt: at });
-          }
-          // The creator already hears of every forecast; friends who follow the group hear of this one.
-          for (const friendId of await friendsFollowing(e.data.userId, e.data.groupSlug)) {
-            if (friendId === castie?.creatorId) continue;
-            await bump(`friend-forecasted:${e.data.castieId}:${friendId}`, record, { userId: friendId, type: 'castie-friend-forecasted', actorId: e.data.userId, castieId: e.data.castieId, groupSlug: e.data.groupSlug, createdAt: at });
-          }
+        case 'ForecastPlaced':
+          await activity.replaceOne({ _id: envelope.id }, { _id: envelope.id, kind: 'forecast', castieId: e.data.castieId, actorId: e.data.userId, at }, { upsert: true });
           return;
-        }
         case 'CastieAnswered':
           await casties.updateOne({ _id: e.data.castieId }, { $set: { answered: true } });
           for (const score of e.data.scores) {
             await put({ _id: `answered:${e.data.castieId}:${score.userId}`, userId: score.userId, type: 'castie-answered', actorId: null, castieId: e.data.castieId, groupSlug: e.data.groupSlug, createdAt: at });
           }
           return;
-        case 'CommentPosted': {
-          const castie = await casties.findOne({ _id: e.data.castieId });
-          if (!castie) return;
-          for (const friendId of await friendsFollowing(e.data.userId, castie.groupSlug)) {
-            await bump(`friend-commented:${e.data.castieId}:${friendId}`, record, { userId: friendId, type: 'castie-friend-commented', actorId: e.data.userId, castieId: e.data.castieId, groupSlug: castie.groupSlug, createdAt: at });
-          }
+        case 'CommentPosted':
+          await activity.replaceOne({ _id: `comment:${e.data.commentId}` }, { _id: `comment:${e.data.commentId}`, kind: 'comment', castieId: e.data.castieId, actorId: e.data.userId, at }, { upsert: true });
           return;
-        }
-        case 'CastieReported':
         case 'CommentDeleted':
+          await activity.deleteOne({ _id: `comment:${e.data.commentId}` });
+          return;
+        case 'CastieReported':
         case 'CommentReported':
           return;
         default: {

@@ -1,14 +1,14 @@
 import { apiDate, apiTimeSeconds, type Notification, type NotificationType } from '@castie/contracts';
 import type { DocumentStore } from '@castie/platform';
-import { GROUP_MEMBERSHIPS, membershipId, type GroupDirectory, type MembershipDoc, type People } from '@castie/reference';
-import { collections, type NotificationDoc } from './projection.ts';
+import { GROUP_MEMBERSHIPS, membershipId, type GroupDirectory, type MembershipDoc, type People, type PersonDoc } from '@castie/reference';
+import { collections, type ActivityDoc, type CastieInfoDoc, type NotificationDoc } from './projection.ts';
 
-/** How long read new-Casties notifications stay in the list. */
-const NEW_CASTIES_WINDOW_MS = 7 * 24 * 3600_000;
+/** How far back notifications worked out when read (activity, new Casties) reach. */
+const WINDOW_MS = 7 * 24 * 3600_000;
 /** Notifications shown at most (newest first). */
 const LIST_LIMIT = 100;
 
-/** A notification before it is rendered: when, what, and what to say. */
+/** A notification before it is rendered. */
 interface Item {
   id: string | null;
   type: NotificationType;
@@ -36,11 +36,23 @@ export function timeSince(then: Date, now: Date): string {
 }
 
 const quote = (question: string) => `"${question.length > 80 ? `${question.slice(0, 77)}...` : question}"`;
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const newestFirst = (a: { createdAt: string }, b: { createdAt: string }) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0);
 
 /**
- * Everything a user's notifications are made of: stored ones (rendered with today's handles,
- * questions and group names), Casties of theirs waiting for an answer, and new Casties in the
- * groups they follow — the last two derived from the read models when asked.
+ * Of events about one thing (a Castie's forecasts, a group's new Casties): those after the last
+ * retrieval while there are any (the notification counts up until read), else all of the window.
+ */
+function unreadOrAll<T extends { at: string }>(events: T[], lastRetrievedAt: string | null): T[] {
+  const unread = lastRetrievedAt ? events.filter((e) => e.at > lastRetrievedAt) : events;
+  return (unread.length > 0 ? unread : events).sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+}
+
+/**
+ * A user's notifications: the stored ones (rendered with today's handles and questions), and
+ * those worked out when asked — Casties of theirs waiting for an answer, forecasts on their
+ * Casties, forecasts and comments of their frodads in the groups they follow, new Casties in
+ * those groups.
  */
 export class NotificationViews {
   readonly #c;
@@ -61,29 +73,109 @@ export class NotificationViews {
   }
 
   /** The user's Casties with an end date that ended and wait for their answer, latest end first. */
-  async needingAnswer(userId: string, now: Date) {
-    const mine = await this.#c.casties.find({ creatorId: userId, answered: false, endsAt: { $ne: null, $lte: now.toISOString() } }, { sort: { endsAt: -1 } });
-    return mine;
+  needingAnswer(userId: string, now: Date): Promise<CastieInfoDoc[]> {
+    return this.#c.casties.find({ creatorId: userId, answered: false, endsAt: { $ne: null, $lte: now.toISOString() } }, { sort: { endsAt: -1 } });
   }
 
-  /** Per followed group: Casties others added since the user started following (and recently). */
-  private async newCasties(userId: string, now: Date, lastRetrievedAt: string | null): Promise<Item[]> {
-    const followed = await this.groups.followedGroups(userId);
+  private async stored(userId: string, now: Date, since: string | null, limit?: number): Promise<Item[]> {
+    const docs = await this.#c.notifications.find({ userId, createdAt: { $lte: now.toISOString(), ...(since ? { $gt: since } : {}) } }, { sort: { createdAt: -1 }, ...(limit ? { limit } : {}) });
+    const actors = await this.people.activeByIds(docs.flatMap((d) => (d.actorId ? [d.actorId] : [])));
+    const questions = await this.questions(docs.flatMap((d) => (d.castieId ? [d.castieId] : [])));
+    const names = await this.groups.namesOf([...new Set(docs.flatMap((d) => (d.groupSlug ? [d.groupSlug] : [])))]);
     const items: Item[] = [];
-    const windowStart = new Date(now.getTime() - NEW_CASTIES_WINDOW_MS).toISOString();
-    for (const group of followed) {
+    for (const d of docs) {
+      const actor = d.actorId ? actors.get(d.actorId) : undefined;
+      // A notification about someone whose account is gone vanishes with them.
+      if (d.actorId && !actor) continue;
+      items.push(this.storedItem(d, actor, questions, names));
+    }
+    return items;
+  }
+
+  private storedItem(d: NotificationDoc, actor: PersonDoc | undefined, questions: Map<string, string>, names: Map<string, string>): Item {
+    const base = { id: d._id, type: d.type, createdAt: d.createdAt };
+    switch (d.type) {
+      case 'friend-request-received':
+        return { ...base, data: actor!.handle, message: `@${actor!.handle} has sent you a friendship request` };
+      case 'friend-request-accepted':
+        return { ...base, data: actor!.handle, message: `@${actor!.handle} has accepted your friendship request` };
+      case 'group-access-granted':
+        return { ...base, data: d.groupSlug ?? '', message: `You have been approved to join the ${names.get(d.groupSlug ?? '') ?? d.groupSlug} group` };
+      default:
+        return { ...base, data: d.castieId ?? '', message: `The answer to ${quote(questions.get(d.castieId ?? '') ?? 'your Castie')} is in- see how you did!` };
+    }
+  }
+
+  private async questions(castieIds: string[]): Promise<Map<string, string>> {
+    const ids = [...new Set(castieIds)];
+    if (ids.length === 0) return new Map();
+    return new Map((await this.#c.casties.find({ _id: { $in: ids } })).map((c) => [c._id, c.question]));
+  }
+
+  /** Forecasts on the user's Casties; forecasts and comments of frodads in followed groups. */
+  private async fromActivity(userId: string, now: Date, lastRetrievedAt: string | null): Promise<Item[]> {
+    const range = { $gte: new Date(now.getTime() - WINDOW_MS).toISOString(), $lte: now.toISOString() };
+    const [mine, friendIds, followed] = await Promise.all([this.#c.casties.find({ creatorId: userId }), this.people.friendIds(userId), this.groups.followedSlugs(userId)]);
+    const friends = await this.people.activeByIds(friendIds);
+    const [onMine, byFriends] = await Promise.all([
+      mine.length ? this.#c.activity.find({ kind: 'forecast', castieId: { $in: mine.map((c) => c._id) }, at: range, actorId: { $ne: userId } }) : Promise.resolve([] as ActivityDoc[]),
+      friends.size ? this.#c.activity.find({ actorId: { $in: [...friends.keys()] }, at: range }) : Promise.resolve([] as ActivityDoc[]),
+    ]);
+    const castieIds = [...new Set([...onMine, ...byFriends].map((a) => a.castieId))];
+    const casties = new Map((castieIds.length ? await this.#c.casties.find({ _id: { $in: castieIds } }) : []).map((c) => [c._id, c]));
+    const actors = await this.people.activeByIds(onMine.map((a) => a.actorId));
+    for (const [id, person] of friends) actors.set(id, person);
+    const following = new Set(followed);
+
+    const groupsOf = new Map<string, { type: NotificationType; castieId: string; events: ActivityDoc[] }>();
+    const add = (type: NotificationType, a: ActivityDoc) => {
+      const key = `${type}:${a.castieId}`;
+      const entry = groupsOf.get(key) ?? groupsOf.set(key, { type, castieId: a.castieId, events: [] }).get(key)!;
+      entry.events.push(a);
+    };
+    for (const a of onMine) if (actors.has(a.actorId)) add('castie-forecasted', a);
+    for (const a of byFriends) {
+      const castie = casties.get(a.castieId);
+      if (!castie || !following.has(castie.groupSlug)) continue;
+      if (a.kind === 'comment') add('castie-friend-commented', a);
+      // The creator already hears of every forecast on their Castie.
+      else if (castie.creatorId !== userId) add('castie-friend-forecasted', a);
+    }
+
+    return [...groupsOf.values()].map(({ type, castieId, events }) => {
+      const shown = unreadOrAll(events, lastRetrievedAt);
+      const latest = shown[0]!;
+      const handle = `@${actors.get(latest.actorId)!.handle}`;
+      const question = quote(casties.get(castieId)?.question ?? 'a Castie');
+      const others = new Set(shown.map((a) => a.actorId)).size - 1;
+      const message =
+        type === 'castie-forecasted'
+          ? `${handle}${others > 0 ? ` and ${plural(others, 'other')}` : ''} forecasted your Castie ${question}`
+          : type === 'castie-friend-forecasted'
+            ? `${handle}${others > 0 ? ` and ${plural(others, 'other frodad')}` : ''} forecasted ${question}`
+            : `${handle}${others > 0 ? ` and ${plural(others, 'other frodad')}` : ''} commented on ${question}`;
+      return { id: `${type}:${castieId}`, type, createdAt: latest.at, data: castieId, message };
+    });
+  }
+
+  /** Per followed group: Casties others added since the user started following (in the window). */
+  private async newCasties(userId: string, now: Date, lastRetrievedAt: string | null): Promise<Item[]> {
+    const windowStart = new Date(now.getTime() - WINDOW_MS).toISOString();
+    const items: Item[] = [];
+    for (const group of await this.groups.followedGroups(userId)) {
       const membership = await this.#memberships.findOne({ _id: membershipId(group.slug, userId) });
       const from = [windowStart, membership?.since ?? windowStart].sort().at(-1)!;
-      const added = await this.#c.casties.find({ groupSlug: group.slug, createdAt: { $gte: from, $lte: now.toISOString() }, creatorId: { $ne: userId } }, { sort: { createdAt: -1 } });
+      const added = await this.#c.casties.find({ groupSlug: group.slug, createdAt: { $gte: from, $lte: now.toISOString() }, creatorId: { $ne: userId } });
       if (added.length === 0) continue;
-      // Unread ones are counted until read; once read, the notification stays as it was.
-      const unread = lastRetrievedAt ? added.filter((c) => c.createdAt > lastRetrievedAt) : added;
-      const shown = unread.length > 0 ? unread : added;
+      const shown = unreadOrAll(
+        added.map((c) => ({ at: c.createdAt })),
+        lastRetrievedAt,
+      );
       const n = shown.length;
       items.push({
-        id: `new-casties:${group.slug}:${shown[0]!.createdAt}`,
+        id: `new-casties:${group.slug}`,
         type: 'new-casties',
-        createdAt: shown[0]!.createdAt,
+        createdAt: shown[0]!.at,
         data: group.slug,
         message: n === 1 ? `A new Castie was added to the ${group.groupName} group` : `${n} new Casties were added to the ${group.groupName} group`,
       });
@@ -91,59 +183,16 @@ export class NotificationViews {
     return items;
   }
 
-  private async render(docs: NotificationDoc[]): Promise<Item[]> {
-    const actors = await this.people.activeByIds(docs.flatMap((d) => (d.actorId ? [d.actorId] : [])));
-    const castieIds = [...new Set(docs.flatMap((d) => (d.castieId ? [d.castieId] : [])))];
-    const casties = new Map((castieIds.length ? await this.#c.casties.find({ _id: { $in: castieIds } }) : []).map((c) => [c._id, c]));
-    const names = await this.groups.namesOf([...new Set(docs.flatMap((d) => (d.groupSlug ? [d.groupSlug] : [])))]);
-    const items: Item[] = [];
-    for (const d of docs) {
-      const actor = d.actorId ? actors.get(d.actorId) : null;
-      // A notification about someone whose account is gone vanishes with them.
-      if (d.actorId && !actor) continue;
-      const handle = actor ? `@${actor.handle}` : '';
-      const question = d.castieId ? quote(casties.get(d.castieId)?.question ?? 'a Castie') : '';
-      const others = d.count - 1;
-      const message = ((): string => {
-        switch (d.type) {
-          case 'friend-request-received':
-            return `${handle} has sent you a friendship request`;
-          case 'friend-request-accepted':
-            return `${handle} has accepted your friendship request`;
-          case 'group-access-granted':
-            return `You have been approved to join the ${names.get(d.groupSlug ?? '') ?? d.groupSlug} group`;
-          case 'castie-forecasted':
-            return others > 0 ? `${handle} and ${others} other${others === 1 ? '' : 's'} forecasted your Castie ${question}` : `${handle} forecasted your Castie ${question}`;
-          case 'castie-friend-forecasted':
-            return others > 0 ? `${handle} and ${others} other frodad${others === 1 ? '' : 's'} forecasted ${question}` : `${handle} forecasted ${question}`;
-          case 'castie-friend-commented':
-            return others > 0 ? `${handle} commented on ${question} (${d.count} comments from your frodads)` : `${handle} commented on ${question}`;
-          case 'castie-answered':
-            return `The answer to ${question} is in- see how you did!`;
-          case 'castie-needs-answer':
-          case 'new-casties':
-            return '';
-          default: {
-            const unknown: never = d.type;
-            return unknown;
-          }
-        }
-      })();
-      const data = d.type === 'friend-request-received' || d.type === 'friend-request-accepted' ? (actor?.handle ?? '') : d.type === 'group-access-granted' ? (d.groupSlug ?? '') : (d.castieId ?? '');
-      items.push({ id: d._id, type: d.type, createdAt: d.createdAt, data, message });
-    }
-    return items;
-  }
-
   /** The list: castie-needs-answer first, then the rest newest first. */
   async list(userId: string, now: Date): Promise<Notification[]> {
     const lastRetrievedAt = await this.lastRetrievedAt(userId);
-    const [stored, needing, fresh] = await Promise.all([
-      this.#c.notifications.find({ userId, createdAt: { $lte: now.toISOString() } }, { sort: { createdAt: -1 }, limit: LIST_LIMIT }),
-      this.needingAnswer(userId, now),
+    const [stored, derived, fresh, needing] = await Promise.all([
+      this.stored(userId, now, null, LIST_LIMIT),
+      this.fromActivity(userId, now, lastRetrievedAt),
       this.newCasties(userId, now, lastRetrievedAt),
+      this.needingAnswer(userId, now),
     ]);
-    const rest = [...(await this.render(stored)), ...fresh].sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0)).slice(0, LIST_LIMIT);
+    const rest = [...stored, ...derived, ...fresh].sort(newestFirst).slice(0, LIST_LIMIT);
     const needs: Item[] = needing.map((c) => ({ id: null, type: 'castie-needs-answer', createdAt: c.endsAt!, data: c._id, message: 'Your Castie has ended- time to answer it!' }));
     return [...needs, ...rest].map((item) => ({
       id: item.id,
@@ -161,12 +210,15 @@ export class NotificationViews {
    * Casties waiting for an answer together (they never become read).
    */
   async counts(userId: string, now: Date, since: string | null) {
-    const needing = await this.needingAnswer(userId, now);
-    const filter = { userId, createdAt: { $lte: now.toISOString(), ...(since ? { $gt: since } : {}) } };
-    const stored = await this.render(await this.#c.notifications.find(filter));
-    const fresh = (await this.newCasties(userId, now, since)).filter((i) => !since || i.createdAt > since);
+    const [stored, derived, fresh, needing] = await Promise.all([
+      this.stored(userId, now, since),
+      this.fromActivity(userId, now, since),
+      this.newCasties(userId, now, since),
+      this.needingAnswer(userId, now),
+    ]);
+    const isNew = (i: Item) => !since || i.createdAt > since;
     return {
-      number_notifications: stored.length + fresh.length + (needing.length > 0 ? 1 : 0),
+      number_notifications: stored.length + derived.filter(isNew).length + fresh.filter(isNew).length + (needing.length > 0 ? 1 : 0),
       needs_answer: needing.length > 0,
       number_needing_answer: needing.length,
     };
