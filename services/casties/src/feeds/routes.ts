@@ -2,13 +2,14 @@ import { api } from '@castie/contracts';
 import { route, type Filter } from '@castie/platform';
 import type { FastifyInstance } from 'fastify';
 import type { CastiesContext } from '../context.ts';
-import { DAYS, queryTerms, type DayDoc } from '../read-model/projection.ts';
+import { DAYS, queryTerms, SEARCH, type DayDoc, type SearchDoc } from '../read-model/projection.ts';
 import { feedPage } from './pages.ts';
 
 /** The home tabs (following, spicy, new) and Castie search: bounded pages, indexed queries. */
 export function feedRoutes(app: FastifyInstance, ctx: CastiesContext): void {
   const opts = { checkResponses: ctx.checkResponses };
   const days = ctx.documents.collection<DayDoc>(DAYS);
+  const search = ctx.documents.collection<SearchDoc>(SEARCH);
 
   route(
     app,
@@ -49,8 +50,10 @@ export function feedRoutes(app: FastifyInstance, ctx: CastiesContext): void {
       const cursor = query.before;
       const bar = cursor?.lastIndexOf('|') ?? -1;
       const after: Filter[] = cursor && bar > 0 ? [{ $or: [{ createdAt: { $lt: cursor.slice(0, bar) } }, { createdAt: cursor.slice(0, bar), _id: { $lt: cursor.slice(bar + 1) } }] }] : [];
-      const found = await ctx.views.find({ $and: [filter, ...after] }, { sort: { createdAt: -1, _id: -1 }, limit: query.limit + 1 });
-      const page = found.slice(0, query.limit);
+      const found = await search.find({ $and: [filter, ...after] }, { sort: { createdAt: -1, _id: -1 }, limit: query.limit + 1, projection: { createdAt: 1 } });
+      const hits = found.slice(0, query.limit);
+      const byId = new Map((await ctx.views.find({ _id: { $in: hits.map((h) => h._id) } })).map((v) => [v._id, v]));
+      const page = hits.map((h) => byId.get(h._id)).filter((v) => v !== undefined);
       const last = page.at(-1);
       const hasMore = found.length > query.limit;
       return { search_results: await ctx.objects.list(caller.userId, page, { forecastOptions: true }), has_more: hasMore, next_before: hasMore && last ? `${last.createdAt}|${last._id}` : null };

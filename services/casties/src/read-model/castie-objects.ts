@@ -6,6 +6,21 @@ import { writeInMatches } from '../casties/decider.ts';
 
 const round1 = (n: number): number => Math.round(n * 10) / 10;
 
+/**
+ * Date and time of an instant in the service time zone. Formatting through Intl is the costliest
+ * step of a feed page (four per Castie), and the instants repeat, so they are remembered (bounded).
+ */
+const formatted = new Map<string, { date: string; time: string }>();
+function dateTime(instant: string, timeZone: string): { date: string; time: string } {
+  const key = `${timeZone}|${instant}`;
+  let found = formatted.get(key);
+  if (!found) {
+    if (formatted.size >= 100_000) formatted.clear();
+    formatted.set(key, (found = { date: apiDate(instant, timeZone), time: apiTime(instant, timeZone) }));
+  }
+  return found;
+}
+
 /** True once the Castie accepts no more forecasts (read time, from the clock: always right). */
 export const endedAt = (view: Pick<CastieView, 'endsAt' | 'answered'>, now: Date): boolean => view.answered || (view.endsAt !== null && Date.parse(view.endsAt) <= now.getTime());
 
@@ -51,7 +66,8 @@ export class CastieObjects {
 
   private core(view: CastieView, submitter: PersonDoc | undefined, mine: ForecastDoc | undefined, friendCount: number, now: Date) {
     const tz = this.deps.timeZone;
-    const last = view.lastForecastAt ?? view.createdAt;
+    const last = dateTime(view.lastForecastAt ?? view.createdAt, tz);
+    const created = dateTime(view.createdAt, tz);
     const userForecast: UserForecast | undefined = mine
       ? { forecast_text: mine.text, forecast_id: mine.forecastId, is_correct: mine.correct === true, ...(mine.answerId !== null ? { answer_id: mine.answerId } : {}) }
       : undefined;
@@ -61,10 +77,10 @@ export class CastieObjects {
       groupSlug: view.groupSlug,
       showUsername: view.showUsername,
       submitter: submitter?.handle ?? '',
-      createdAtDate: apiDate(view.createdAt, tz),
-      createdAtTime: apiTime(view.createdAt, tz),
-      lastForecastedDate: apiDate(last, tz),
-      lastForecastedTime: apiTime(last, tz),
+      createdAtDate: created.date,
+      createdAtTime: created.time,
+      lastForecastedDate: last.date,
+      lastForecastedTime: last.time,
       allowWriteIn: view.allowWriteIn,
       setAnswered: !view.allowWriteIn,
       openEnded: view.endsAt === null,

@@ -17,8 +17,6 @@ export interface CastieView {
   groupSlug: string;
   creatorId: string;
   question: string;
-  /** Prefixes of the question's words, for indexed search. */
-  terms: string[];
   showUsername: boolean;
   allowWriteIn: boolean;
   options: { answerId: number; text: string }[];
@@ -70,6 +68,16 @@ export interface CommentDoc {
   [key: string]: unknown;
 }
 
+/** The search index of one Castie, apart from its view so that feeds never carry (or clone) it. */
+export interface SearchDoc {
+  _id: string;
+  /** Prefixes of the question's words. */
+  terms: string[];
+  groupSlug: string;
+  createdAt: string;
+  [key: string]: unknown;
+}
+
 export interface DayDoc {
   _id: string;
   kind: 'created' | 'activity';
@@ -81,8 +89,9 @@ export const VIEWS = 'castie_views';
 export const FORECASTS = 'castie_forecasts';
 export const COMMENTS = 'castie_comments';
 export const DAYS = 'castie_days';
+export const SEARCH = 'castie_search';
 /** Every collection this projection owns (the rebuild test drops exactly these). */
-export const CASTIES_COLLECTIONS = [VIEWS, FORECASTS, COMMENTS, DAYS] as const;
+export const CASTIES_COLLECTIONS = [VIEWS, FORECASTS, COMMENTS, DAYS, SEARCH] as const;
 
 export const dayOf = (instant: string): string => instant.slice(0, 10);
 export const forecastDocId = (castieId: string, userId: string): string => `${castieId}:${userId}`;
@@ -121,6 +130,7 @@ export function castiesProjection(store: DocumentStore): Projection {
   const forecasts = store.collection<ForecastDoc>(FORECASTS);
   const comments = store.collection<CommentDoc>(COMMENTS);
   const days = store.collection<DayDoc>(DAYS);
+  const search = store.collection<SearchDoc>(SEARCH);
   const markDay = (kind: DayDoc['kind'], day: string) => days.replaceOne({ _id: `${kind}:${day}` }, { _id: `${kind}:${day}`, kind, day }, { upsert: true });
 
   return {
@@ -131,7 +141,7 @@ export function castiesProjection(store: DocumentStore): Projection {
       await views.createIndex({ creatorId: 1 });
       await views.createIndex({ createdDay: 1 });
       await views.createIndex({ activityDay: 1 });
-      await views.createIndex({ terms: 1 });
+      await search.createIndex({ terms: 1 });
       await forecasts.createIndex({ castieId: 1 });
       await forecasts.createIndex({ userId: 1 });
       await comments.createIndex({ castieId: 1 });
@@ -151,7 +161,6 @@ export function castiesProjection(store: DocumentStore): Projection {
             groupSlug: d.groupSlug,
             creatorId: d.creatorId,
             question: d.question,
-            terms: termsOf(d.question),
             showUsername: d.showUsername,
             allowWriteIn: d.allowWriteIn,
             options: d.options,
@@ -164,6 +173,7 @@ export function castiesProjection(store: DocumentStore): Projection {
             endTime: d.endTime,
           };
           await updateOnce(views, d.castieId, record, { $set: fields, $setOnInsert: viewSeed(Object.keys(fields)) });
+          await search.replaceOne({ _id: d.castieId }, { _id: d.castieId, terms: termsOf(d.question), groupSlug: d.groupSlug, createdAt: d.createdAt }, { upsert: true });
           await markDay('created', fields.createdDay);
           await markDay('activity', fields.activityDay);
           return;
