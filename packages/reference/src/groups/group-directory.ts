@@ -219,14 +219,17 @@ export class GroupDirectory {
     const friendsBySlug = new Map<string, number>();
     if (requesterId) {
       const friendIds = [...(await this.people.activeByIds(await this.people.friendIds(requesterId))).keys()];
+      // By user only (an index), then by slug here: a user's memberships are few, while a `$in`
+      // over many slugs would gather every membership of those groups first.
+      const wanted = new Set(slugs);
       const [memberships, scores, friendFollows] = await Promise.all([
-        this.#memberships.find({ userId: requesterId, slug: { $in: slugs } }),
-        this.#scores.find({ userId: requesterId, slug: { $in: slugs } }),
-        friendIds.length === 0 ? Promise.resolve([]) : this.#memberships.find({ userId: { $in: friendIds }, following: true, slug: { $in: slugs } }),
+        this.#memberships.find({ userId: requesterId }),
+        this.#scores.find({ userId: requesterId }),
+        friendIds.length === 0 ? Promise.resolve([]) : this.#memberships.find({ userId: { $in: friendIds }, following: true }),
       ]);
-      mine = new Map(memberships.map((m) => [m.slug, m]));
-      myScores = new Map(scores.map((s) => [s.slug, s]));
-      for (const f of friendFollows) friendsBySlug.set(f.slug, (friendsBySlug.get(f.slug) ?? 0) + 1);
+      mine = new Map(memberships.filter((m) => wanted.has(m.slug)).map((m) => [m.slug, m]));
+      myScores = new Map(scores.filter((s) => wanted.has(s.slug)).map((s) => [s.slug, s]));
+      for (const f of friendFollows) if (wanted.has(f.slug)) friendsBySlug.set(f.slug, (friendsBySlug.get(f.slug) ?? 0) + 1);
     }
     const out: Record<string, GroupObject> = {};
     for (const group of groups) {
