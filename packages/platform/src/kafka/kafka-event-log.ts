@@ -221,10 +221,9 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
       closed = true;
       await Promise.all([...subscriptions].map((s) => s.stop()));
       await flushing;
-      if (connected) {
-        await connected.catch(() => {});
-        await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
-      }
+      // Also after a failed connect: the other client may still be retrying in the background.
+      await connected?.catch(() => {});
+      await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
     },
   };
 }

@@ -9,7 +9,7 @@ export interface SmtpMailerOptions {
 }
 
 /**
- * The mail port over SMTP with nodemailer: one pooled transport, one message per `send`. A send
+ * The mail port over SMTP with nodemailer: one transport, one SMTP message per `send`. A send
  * resolves once the SMTP server accepted the message; failures reject (the caller decides).
  */
 export function createSmtpMailer({ url, from }: SmtpMailerOptions): Mailer {

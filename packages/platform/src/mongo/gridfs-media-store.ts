@@ -20,7 +20,8 @@ interface MediaFile {
  * The media port on MongoDB GridFS: a key is a GridFS file name, the content type is kept in the
  * file's metadata. A put uploads a new file and then removes the older files of that name, so a
  * reader sees the old bytes or the new ones, never a mix: reads take the newest complete file
- * (GridFS writes the files document only after the last chunk).
+ * (GridFS writes the files document only after the last chunk). A reader that opened a file just
+ * before a put removed it may see its stream fail; the next read gets the new file.
  */
 export function createGridFsMediaStore(options: GridFsMediaStoreOptions): MediaStore {
   const ownsClient = 'url' in options;
@@ -44,7 +45,10 @@ export function createGridFsMediaStore(options: GridFsMediaStoreOptions): MediaS
     async put(key, body, contentType) {
       const upload = bucket.openUploadStream(key, { metadata: { contentType } });
       await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, upload);
-      await remove((await filesOf(key)).filter((f) => !f._id.equals(upload.id)));
+      // Only the files older than this one go: of two concurrent puts, the newer one stays.
+      const files = await filesOf(key);
+      const mine = files.findIndex((f) => f._id.equals(upload.id));
+      await remove(mine >= 0 ? files.slice(mine + 1) : []);
     },
 
     async get(key) {

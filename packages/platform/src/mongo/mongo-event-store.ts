@@ -90,6 +90,10 @@ export async function createMongoEventStore(options: MongoEventStoreOptions): Pr
   const leases = db.collection<Lease>(LEASES);
   await commits.createIndex({ streamId: 1, streamVersion: 1 }, { unique: true, name: 'stream_version' });
   await commits.createIndex({ topic: 1, seq: 1 }, { name: 'unpublished', partialFilterExpression: { published: false } });
+  // Created up front, so concurrent first appends only ever increment it.
+  await sequences.updateOne({ _id: topic }, { $setOnInsert: { seq: 0 } }, { upsert: true }).catch((err: unknown) => {
+    if (!isDuplicateKey(err)) throw err;
+  });
 
   const me = randomUUID();
   let leaseUntil = 0;
@@ -224,14 +228,15 @@ export async function createMongoEventStore(options: MongoEventStoreOptions): Pr
         if (!satisfies(expectedVersion, current)) throw new ConcurrencyError(streamId, expectedVersion, current);
         if (checked.length === 0) return { version: current, positions: [] };
         // Taken after reading the stream, so a later append to this stream always gets a larger number.
-        const counter = await sequences.findOneAndUpdate({ _id: topic }, { $inc: { seq: 1 } }, { upsert: true, returnDocument: 'after' });
+        const counter = await sequences.findOneAndUpdate({ _id: topic }, { $inc: { seq: 1 } }, { returnDocument: 'after' });
+        if (!counter) throw new Error(`the sequence of ${topic} in ${SEQUENCES} is gone; reopen the store to recreate it`);
         const commit: Commit = {
           _id: new ObjectId(),
           topic,
           streamId,
           streamVersion: current + 1,
           lastVersion: current + checked.length,
-          seq: counter!.seq,
+          seq: counter.seq,
           events: checked.map((envelope, i) => JSON.stringify({ ...envelope, streamVersion: current + i + 1 })),
           published: false,
           appendedAt: new Date(),
