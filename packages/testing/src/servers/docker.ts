@@ -1,35 +1,43 @@
 import { existsSync } from 'node:fs';
-import { connect } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * Whether a Docker engine looks reachable, decided in at most ~1 s: DOCKER_HOST (a unix socket
- * that exists, or a TCP endpoint that accepts a connection) or one of the usual sockets. This runs
- * before testcontainers is even loaded, because its own runtime probe can take long to give up on
- * a machine without Docker. Returns null when reachable, else the reason.
+ * Whether a Docker engine answers, decided in about a second at most: DOCKER_HOST (a unix socket
+ * or a TCP endpoint) or one of the usual sockets must answer `GET /_ping`. This runs before
+ * testcontainers is even loaded, because its own runtime probe can take long to give up on a
+ * machine without Docker. Returns null when an engine answers, else the reason.
  */
 export async function dockerUnavailable(): Promise<string | null> {
   const host = process.env.DOCKER_HOST;
   if (host) {
-    if (host.startsWith('unix://')) return existsSync(host.slice('unix://'.length)) ? null : `DOCKER_HOST socket ${host} does not exist`;
+    if (host.startsWith('unix://')) {
+      const path = host.slice('unix://'.length);
+      if (!existsSync(path)) return `DOCKER_HOST socket ${path} does not exist`;
+      return (await pings({ socketPath: path })) ? null : `the Docker engine at ${host} does not answer`;
+    }
+    // A TLS endpoint needs client certificates to answer; testcontainers has them, this probe does not.
+    if (process.env.DOCKER_TLS_VERIFY) return null;
     const url = new URL(host.replace(/^tcp:/, 'http:'));
-    return (await accepts(url.hostname, Number(url.port || 2375))) ? null : `DOCKER_HOST ${host} does not answer`;
+    return (await pings({ host: url.hostname, port: Number(url.port || 2375) })) ? null : `the Docker engine at ${host} does not answer`;
   }
-  const sockets = ['/var/run/docker.sock', join(homedir(), '.docker/run/docker.sock'), process.env.XDG_RUNTIME_DIR ? join(process.env.XDG_RUNTIME_DIR, 'docker.sock') : ''];
-  return sockets.some((s) => s && existsSync(s)) ? null : 'no Docker engine (no docker socket, DOCKER_HOST unset)';
+  const sockets = ['/var/run/docker.sock', join(homedir(), '.docker/run/docker.sock'), process.env.XDG_RUNTIME_DIR ? join(process.env.XDG_RUNTIME_DIR, 'docker.sock') : ''].filter((s) => s && existsSync(s));
+  if (sockets.length === 0) return 'no Docker engine (no docker socket, DOCKER_HOST unset)';
+  for (const socketPath of sockets) if (await pings({ socketPath })) return null;
+  return `no Docker engine answers on ${sockets.join(', ')}`;
 }
 
-function accepts(host: string, port: number): Promise<boolean> {
+/** The engine API's health check, `GET /_ping` answering 200, within one second. */
+function pings(target: { socketPath: string } | { host: string; port: number }): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect(port, host);
-    const done = (ok: boolean): void => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(1_000, () => done(false));
-    socket.once('error', () => done(false));
-    socket.once('connect', () => done(true));
+    const request = httpRequest({ ...target, path: '/_ping', method: 'GET', timeout: 1_000 }, (response) => {
+      response.resume();
+      resolve(response.statusCode === 200);
+    });
+    request.once('timeout', () => request.destroy());
+    request.once('error', () => resolve(false));
+    request.end();
   });
 }
 
