@@ -337,6 +337,10 @@ function modify(doc: Doc, modifier: Omit<Update, '$setOnInsert'>, filter: Filter
   }
   const operators = Object.fromEntries(Object.entries(modifier).filter(([, v]) => v && Object.keys(v).length > 0));
   if (Object.keys(operators).length === 0) return false;
+  // Projections apply simple operators thousands of times a second; mingo's general updater costs
+  // ~80 µs a call, the fast path a few. Anything it does not cover goes to mingo.
+  const fast = fastModify(doc, operators);
+  if (fast !== null) return fast;
   // The filter is needed only by the positional `$` operator; mingo re-tests it, so skip it otherwise.
   const positional = Object.values(operators).some((expr) => Object.keys(expr).some((p) => /\.\$(\.|$)/.test(p)));
   const changed = applyModifier(doc, operators as Modifier<Doc>, undefined, positional ? filter : undefined, { cloneMode: 'deep' });
@@ -344,6 +348,122 @@ function modify(doc: Doc, modifier: Omit<Update, '$setOnInsert'>, filter: Filter
 }
 
 const immutableIdError = (): Error => new Error("the update would modify the immutable field '_id'");
+
+type Primitive = string | number | boolean | null;
+const isPrimitive = (v: unknown): v is Primitive => v === null || ['string', 'number', 'boolean'].includes(typeof v);
+/** A path the fast path can walk: plain field names, no array index, no positional operator. */
+const simplePath = (path: string): boolean => !/(^|\.)(\$|\d+)(\.|$)|\$/.test(path);
+
+/** The parent object of a path's last field (created when `create`), or null when an array or a value is in the way. */
+function parentOf(doc: Record<string, unknown>, parts: readonly string[], create: boolean): Record<string, unknown> | null {
+  let node = doc;
+  for (const part of parts.slice(0, -1)) {
+    const child = node[part];
+    if (child === undefined && create) node = node[part] = {};
+    else if (isPlainObject(child)) node = child;
+    else return null;
+  }
+  return node;
+}
+
+/**
+ * $set, $unset, $inc, $max, $min, $addToSet, $push and $pull of primitive values on plain paths,
+ * with MongoDB's semantics; returns whether the document changed, or null (the document untouched)
+ * when any part needs mingo.
+ */
+function fastModify(doc: Doc, operators: Record<string, Record<string, unknown>>): boolean | null {
+  const known = new Set(['$set', '$unset', '$inc', '$max', '$min', '$addToSet', '$push', '$pull']);
+  // Check everything first, so a fallback never sees a half-modified document.
+  for (const [op, fields] of Object.entries(operators)) {
+    if (!known.has(op)) return null;
+    for (const [path, value] of Object.entries(fields)) {
+      if (!simplePath(path)) return null;
+      const parts = path.split('.');
+      const parent = parentOf(doc, parts, false);
+      const current = parent?.[parts.at(-1)!];
+      if (parent === null && parts.length > 1) {
+        // A missing intermediate object is created; anything else (an array, a value) needs mingo.
+        let node: unknown = doc;
+        for (const part of parts.slice(0, -1)) {
+          if (node === undefined) break;
+          if (!isPlainObject(node)) return null;
+          node = node[part];
+        }
+        if (node !== undefined && !isPlainObject(node)) return null;
+      }
+      switch (op) {
+        case '$inc':
+          if (typeof value !== 'number' || (current !== undefined && typeof current !== 'number')) return null;
+          break;
+        case '$max':
+        case '$min':
+          if (!(typeof value === 'number' || typeof value === 'string') || (current !== undefined && current !== null && typeof current !== typeof value)) return null;
+          break;
+        case '$addToSet':
+        case '$push':
+        case '$pull':
+          if (!isPrimitive(value) || (current !== undefined && !Array.isArray(current))) return null;
+          if (Array.isArray(current) && !current.every(isPrimitive)) return null;
+          break;
+      }
+    }
+  }
+  let changed = false;
+  for (const [op, fields] of Object.entries(operators)) {
+    for (const [path, value] of Object.entries(fields)) {
+      const parts = path.split('.');
+      const field = parts.at(-1)!;
+      const parent = parentOf(doc, parts, op !== '$unset' && op !== '$pull')!;
+      if (!parent) continue;
+      const current = parent[field];
+      switch (op) {
+        case '$set':
+          if (!isEqual(current, value)) {
+            parent[field] = structuredClone(value);
+            changed = true;
+          }
+          break;
+        case '$unset':
+          if (field in parent) {
+            delete parent[field];
+            changed = true;
+          }
+          break;
+        case '$inc':
+          parent[field] = ((current as number | undefined) ?? 0) + (value as number);
+          changed ||= value !== 0 || current === undefined;
+          break;
+        case '$max':
+        case '$min':
+          if (current === undefined || current === null || (op === '$max' ? (value as number) > (current as number) : (value as number) < (current as number))) {
+            parent[field] = value;
+            changed = true;
+          }
+          break;
+        case '$addToSet': {
+          const list = (current as Primitive[] | undefined) ?? (parent[field] = []);
+          if (!list.includes(value as Primitive)) {
+            (parent[field] as Primitive[]).push(value as Primitive);
+            changed = true;
+          } else if (current === undefined) changed = true;
+          break;
+        }
+        case '$push':
+          if (current === undefined) parent[field] = [value];
+          else (current as Primitive[]).push(value as Primitive);
+          changed = true;
+          break;
+        case '$pull':
+          if (Array.isArray(current) && current.includes(value as Primitive)) {
+            parent[field] = current.filter((x) => x !== value);
+            changed = true;
+          }
+          break;
+      }
+    }
+  }
+  return changed;
+}
 
 // ---- index keys -------------------------------------------------------------------------------
 
