@@ -12,6 +12,7 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from '../ports/event-log.ts';
+import { HandledPositions, Pauses } from '../log/handled-positions.ts';
 
 export interface FileEventLogOptions {
   /** Directory holding one `<topic>.log` file per topic and the consumer groups' positions. */
@@ -385,17 +386,11 @@ class CommittedOffsets {
   }
 }
 
-interface Waiter {
-  need: Map<string, number>;
-  resolve: (reached: boolean) => void;
-  timer: NodeJS.Timeout;
-}
 
 /** One subscription: a sequential consumer per topic (each topic has one partition). */
 class FileSubscription implements Subscription {
-  private readonly handledOffsets = new Map<string, number>();
-  private readonly waiters = new Set<Waiter>();
-  private readonly pauses = new Set<() => void>();
+  private readonly handledPositions: HandledPositions;
+  private readonly pauses = new Pauses();
   private readonly topics: Set<string>;
   private readonly loops: Promise<void>[];
   private stopping = false;
@@ -410,6 +405,7 @@ class FileSubscription implements Subscription {
     private readonly onStopped: () => void,
   ) {
     this.topics = new Set(files.map((f) => f.name));
+    this.handledPositions = new HandledPositions(this.topics);
     this.loops = files.map((file, i) =>
       this.consume(file, starts[i]!).catch((err: unknown) => warn(`consumer group ${options.group} stopped reading ${file.name}: ${errorMessage(err)}`)),
     );
@@ -427,9 +423,8 @@ class FileSubscription implements Subscription {
       const records = await file.read(next, maxBatch);
       if (!(await this.deliver(records))) return;
       next += records.length;
-      this.handledOffsets.set(key, next - 1);
       this.offsets.set(this.options.group, key, next);
-      this.settleWaiters();
+      this.handledPositions.mark(key, next - 1);
     }
   }
 
@@ -444,74 +439,27 @@ class FileSubscription implements Subscription {
         this.warn(
           `consumer group ${this.options.group}: handling ${first.topic} offsets ${first.offset}..${first.offset + records.length - 1} failed, retrying in ${pause}ms: ${errorMessage(err)}`,
         );
-        if (!this.stopping) await new Promise<void>((resolve) => this.pause(pause, resolve));
+        if (!this.stopping) await this.pauses.wait(pause);
         if (this.stopping) return false;
       }
     }
   }
 
-  /** A pause that `stop` cuts short. */
-  private pause(ms: number, resolve: () => void): void {
-    const done = (): void => {
-      clearTimeout(timer);
-      this.pauses.delete(done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    this.pauses.add(done);
-  }
-
   handled(): ReadonlyMap<string, number> {
-    return this.handledOffsets;
-  }
-
-  private reached(need: Map<string, number>): boolean {
-    for (const [key, offset] of need) if ((this.handledOffsets.get(key) ?? -1) < offset) return false;
-    return true;
-  }
-
-  private settleWaiters(): void {
-    for (const waiter of this.waiters) {
-      if (!this.reached(waiter.need)) continue;
-      clearTimeout(waiter.timer);
-      this.waiters.delete(waiter);
-      waiter.resolve(true);
-    }
+    return this.handledPositions.offsets;
   }
 
   waitFor(positions: readonly LogPosition[], timeoutMs: number): Promise<boolean> {
-    const need = new Map<string, number>();
-    for (const p of positions) {
-      if (!this.topics.has(p.topic)) continue;
-      const key = positionKey(p);
-      need.set(key, Math.max(need.get(key) ?? -1, p.offset));
-    }
-    if (this.reached(need)) return Promise.resolve(true);
-    if (this.stopping) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        need,
-        resolve,
-        timer: setTimeout(() => {
-          this.waiters.delete(waiter);
-          resolve(false);
-        }, timeoutMs),
-      };
-      this.waiters.add(waiter);
-    });
+    return this.handledPositions.waitFor(positions, timeoutMs);
   }
 
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.stopping = true;
       for (const file of this.files) file.wake();
-      for (const cut of [...this.pauses]) cut();
+      this.pauses.cutAll();
       await Promise.all(this.loops);
-      for (const waiter of this.waiters) {
-        clearTimeout(waiter.timer);
-        waiter.resolve(false);
-      }
-      this.waiters.clear();
+      this.handledPositions.close();
       await this.offsets.flush();
       this.onStopped();
     })();

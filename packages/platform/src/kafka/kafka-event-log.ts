@@ -9,6 +9,7 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from '../ports/event-log.ts';
+import { HandledPositions, Pauses } from '../log/handled-positions.ts';
 
 export interface KafkaEventLogOptions {
   brokers: string[];
@@ -36,11 +37,6 @@ interface PendingAppend {
   reject: (err: unknown) => void;
 }
 
-interface Waiter {
-  need: Map<string, number>;
-  resolve: (reached: boolean) => void;
-  timer: NodeJS.Timeout;
-}
 
 /**
  * Opens the cluster's event log on Kafka (kafkajs). A topic is created on first use with
@@ -230,9 +226,8 @@ export function createKafkaEventLog(options: KafkaEventLogOptions): EventLog {
 
 /** One consumer in a group; its handled offsets answer `waitFor`. */
 class KafkaSubscription implements Subscription {
-  private readonly handledOffsets = new Map<string, number>();
-  private readonly waiters = new Set<Waiter>();
-  private readonly pauses = new Set<() => void>();
+  private readonly handledPositions: HandledPositions;
+  private readonly pauses = new Pauses();
   /** Per assigned partition: the offset it was told to start at (null: committed), once `startAt` answered. */
   private readonly starts = new Map<string, Promise<number | null>>();
   private readonly topics: Set<string>;
@@ -248,6 +243,7 @@ class KafkaSubscription implements Subscription {
     private readonly onStopped: () => void,
   ) {
     this.topics = new Set(topics);
+    this.handledPositions = new HandledPositions(this.topics);
   }
 
   async start(): Promise<void> {
@@ -303,8 +299,7 @@ class KafkaSubscription implements Subscription {
       const last = chunk.at(-1)!.offset;
       resolveOffset(String(last));
       await this.consumer.commitOffsets([{ topic, partition, offset: String(last + 1) }]);
-      this.handledOffsets.set(key, last);
-      this.settleWaiters();
+      this.handledPositions.mark(key, last);
       await heartbeat();
     }
   }
@@ -320,75 +315,28 @@ class KafkaSubscription implements Subscription {
         this.warn(
           `consumer group ${this.options.group}: handling ${first.topic}:${first.partition} offsets ${first.offset}..${records.at(-1)!.offset} failed, retrying in ${pause}ms: ${errorMessage(err)}`,
         );
-        if (!this.stopping) await new Promise<void>((resolve) => this.pause(pause, resolve));
+        if (!this.stopping) await this.pauses.wait(pause);
         if (this.stopping) return false;
         await heartbeat().catch(() => {});
       }
     }
   }
 
-  /** A pause that `stop` cuts short. */
-  private pause(ms: number, resolve: () => void): void {
-    const done = (): void => {
-      clearTimeout(timer);
-      this.pauses.delete(done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    this.pauses.add(done);
-  }
-
   handled(): ReadonlyMap<string, number> {
-    return this.handledOffsets;
-  }
-
-  private reached(need: Map<string, number>): boolean {
-    for (const [key, offset] of need) if ((this.handledOffsets.get(key) ?? -1) < offset) return false;
-    return true;
-  }
-
-  private settleWaiters(): void {
-    for (const waiter of this.waiters) {
-      if (!this.reached(waiter.need)) continue;
-      clearTimeout(waiter.timer);
-      this.waiters.delete(waiter);
-      waiter.resolve(true);
-    }
+    return this.handledPositions.offsets;
   }
 
   waitFor(positions: readonly LogPosition[], timeoutMs: number): Promise<boolean> {
-    const need = new Map<string, number>();
-    for (const p of positions) {
-      if (!this.topics.has(p.topic)) continue;
-      const key = positionKey(p);
-      need.set(key, Math.max(need.get(key) ?? -1, p.offset));
-    }
-    if (this.reached(need)) return Promise.resolve(true);
-    if (this.stopping) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        need,
-        resolve,
-        timer: setTimeout(() => {
-          this.waiters.delete(waiter);
-          resolve(false);
-        }, timeoutMs),
-      };
-      this.waiters.add(waiter);
-    });
+    return this.handledPositions.waitFor(positions, timeoutMs);
   }
 
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.stopping = true;
-      for (const cut of [...this.pauses]) cut();
+      this.pauses.cutAll();
       // Waits for the batch in flight, then leaves the group so its partitions move on at once.
       await this.consumer.disconnect();
-      for (const waiter of this.waiters) {
-        clearTimeout(waiter.timer);
-        waiter.resolve(false);
-      }
-      this.waiters.clear();
+      this.handledPositions.close();
       this.onStopped();
     })();
     return this.stopped;
