@@ -186,7 +186,7 @@ async function measure(url: string): Promise<{ rps: number; p50: number; p95: nu
         const start = performance.now();
         const res = await sys.get(url, readers[n++ % readers.length]);
         latencies.push(performance.now() - start);
-        items = Object.keys((res.body.casties as object | undefined) ?? {}).length || ((res.body.castie_ids as unknown[] | undefined)?.length ?? 0);
+        items = Object.keys((res.body.casties ?? res.body.search_results ?? {}) as object).length || ((res.body.castie_ids as unknown[] | undefined)?.length ?? 0);
       }
     }),
   );
