@@ -45,21 +45,8 @@ export async function loggedEvents(sys: TestSystem, topic: string): Promise<Even
   return out;
 }
 
-/** The smallest valid PNG (1×1). */
-export const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
-
-/** A multipart/form-data body with text fields and at most one file. */
-export function multipart(fields: Record<string, string>, file?: { field: string; name: string; bytes: Buffer; type: string }) {
-  const boundary = '----castie' + Math.random().toString(16).slice(2);
-  const parts: Buffer[] = [];
-  for (const [k, v] of Object.entries(fields)) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
-  if (file) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.name}"\r\nContent-Type: ${file.type}\r\n\r\n`));
-    parts.push(file.bytes, Buffer.from('\r\n'));
-  }
-  parts.push(Buffer.from(`--${boundary}--\r\n`));
-  return { payload: Buffer.concat(parts), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
-}
+// PNG and multipart() live in the whole-system harness, shared by every service's tests.
+export { multipart, PNG } from '@castie/testing/system';
 
 /** Makes two users frodads through the social service (request, then accept). */
 export async function befriend(sys: TestSystem, a: { handle: string; email: string; password: string }, b: { handle: string; email: string; password: string }): Promise<void> {

@@ -1,5 +1,5 @@
 import { api } from '@castie/contracts';
-import { newUser, TestSystem } from '@castie/testing/system';
+import { multipart, newUser, PNG, TestSystem } from '@castie/testing/system';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let sys: TestSystem;
@@ -7,21 +7,6 @@ beforeAll(async () => {
   sys = await TestSystem.start();
 });
 afterAll(() => sys.close());
-
-/** The smallest valid PNG (1×1). */
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
-
-function multipart(fields: Record<string, string>, file?: { field: string; name: string; bytes: Buffer; type: string }) {
-  const boundary = '----castie' + Math.random().toString(16).slice(2);
-  const parts: Buffer[] = [];
-  for (const [k, v] of Object.entries(fields)) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
-  if (file) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.name}"\r\nContent-Type: ${file.type}\r\n\r\n`));
-    parts.push(file.bytes, Buffer.from('\r\n'));
-  }
-  parts.push(Buffer.from(`--${boundary}--\r\n`));
-  return { payload: Buffer.concat(parts), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
-}
 
 describe('profile edit through the gateway', () => {
   it('shows the editable fields of one own profile, empty strings for no value', async () => {
