@@ -65,3 +65,42 @@ describe('memory document store: compiled matcher agrees with mingo', () => {
     }
   });
 });
+
+describe('memory document store: fast update path agrees with mingo', () => {
+  it('on 3,000 random updates', async () => {
+    const { update } = await import('mingo');
+    const store = createMemoryDocumentStore();
+    const c = store.collection('updates');
+    const paths = ['a', 'b', 'n.x', 'counts.7', 'list', 'list.0', 'deep.er.z'];
+    const values = [0, 1, 5, -2, 'a', 'z', null, true];
+    const op = (): Record<string, Record<string, unknown>> => {
+      const name = pick(['$set', '$unset', '$inc', '$max', '$min', '$addToSet', '$push', '$pull']);
+      const path = pick(paths);
+      const v = name === '$inc' ? pick([1, 2, -1]) : name === '$unset' ? '' : pick(values);
+      return { [name]: { [path]: v } };
+    };
+    for (let i = 0; i < 3000; i++) {
+      const start = doc(i);
+      if (rand() < 0.5) start.list = [pick(scalars), pick(scalars)];
+      if (rand() < 0.5) start.counts = { 7: pick([1, 2]), 8: 3 };
+      const ops = op();
+      if (rand() < 0.5) Object.assign(ops, op());
+      let expected: Record<string, unknown> | 'error' = structuredClone(start);
+      try {
+        update(expected, ops as never, undefined, undefined, { cloneMode: 'deep' });
+      } catch {
+        expected = 'error';
+      }
+      await c.deleteMany({});
+      await c.insertOne(structuredClone(start) as { _id: string });
+      let actual: Record<string, unknown> | 'error';
+      try {
+        await c.updateOne({ _id: start._id }, ops);
+        actual = (await c.findOne({ _id: start._id })) as Record<string, unknown>;
+      } catch {
+        actual = 'error';
+      }
+      expect(actual, `${JSON.stringify(start)} ${JSON.stringify(ops)}`).toEqual(expected);
+    }
+  });
+});

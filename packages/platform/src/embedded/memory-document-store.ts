@@ -443,8 +443,11 @@ function compileFilter(filter: Filter): Matcher | null {
 
 type Primitive = string | number | boolean | null;
 const isPrimitive = (v: unknown): v is Primitive => v === null || ['string', 'number', 'boolean'].includes(typeof v);
-/** A path the fast path can walk: plain field names, no array index, no positional operator. */
-const simplePath = (path: string): boolean => !/(^|\.)(\$|\d+)(\.|$)|\$/.test(path);
+/**
+ * A path the fast path can walk: no positional or other `$` part, no empty part. A numeric part is
+ * a plain key while its parent is an object (an array on the way sends the update to mingo).
+ */
+const simplePath = (path: string): boolean => !path.includes('$') && !path.split('.').includes('');
 
 /** The parent object of a path's last field (created when `create`), or null when an array or a value is in the way. */
 function parentOf(doc: Record<string, unknown>, parts: readonly string[], create: boolean): Record<string, unknown> | null {
@@ -465,7 +468,10 @@ function parentOf(doc: Record<string, unknown>, parts: readonly string[], create
  */
 function fastModify(doc: Doc, operators: Record<string, Record<string, unknown>>): boolean | null {
   const known = new Set(['$set', '$unset', '$inc', '$max', '$min', '$addToSet', '$push', '$pull']);
-  // Check everything first, so a fallback never sees a half-modified document.
+  // Check everything first, so a fallback never sees a half-modified document. Paths that
+  // overlap (`list` and `list.0`) conflict in MongoDB: mingo refuses them the same way.
+  const all = Object.values(operators).flatMap((fields) => Object.keys(fields));
+  if (all.some((a, i) => all.some((b, j) => i !== j && (a === b || b.startsWith(`${a}.`))))) return null;
   for (const [op, fields] of Object.entries(operators)) {
     if (!known.has(op)) return null;
     for (const [path, value] of Object.entries(fields)) {
@@ -527,7 +533,8 @@ function fastModify(doc: Doc, operators: Record<string, Record<string, unknown>>
           break;
         case '$max':
         case '$min':
-          if (current === undefined || current === null || (op === '$max' ? (value as number) > (current as number) : (value as number) < (current as number))) {
+          // BSON order puts null below numbers and strings: $max replaces it, $min keeps it.
+          if (current === undefined || (current === null ? op === '$max' : op === '$max' ? (value as number) > (current as number) : (value as number) < (current as number))) {
             parent[field] = value;
             changed = true;
           }

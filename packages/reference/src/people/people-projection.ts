@@ -40,7 +40,14 @@ const zero = { following: [], castiesCreated: 0, forecasts: 0, xp: 0, answered: 
 export function peopleProjection(store: DocumentStore): Projection {
   const people = store.collection<PersonDoc>(PEOPLE);
   // New documents get every field, whichever topic mentions the person first.
-  const seed = (skip: readonly string[]) => Object.fromEntries(Object.entries({ ...blank, ...zero }).filter(([k]) => !skip.includes(k)));
+  // Built once per set of skipped fields: the replay asks for the same few thousands of times.
+  const seeds = new Map<string, Record<string, unknown>>();
+  const seed = (skip: readonly string[]) => {
+    const key = skip.join(',');
+    let found = seeds.get(key);
+    if (!found) seeds.set(key, (found = Object.fromEntries(Object.entries({ ...blank, ...zero }).filter(([k]) => !skip.includes(k)))));
+    return found;
+  };
 
   return {
     name: 'people',
