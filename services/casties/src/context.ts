@@ -1,6 +1,6 @@
-import { castieEvents, CASTIES_TOPIC, DomainError, messages } from '@castie/contracts';
+import { castieEvents, CASTIES_TOPIC, DomainError, GROUPS_TOPIC, messages } from '@castie/contracts';
 import { CommandHandler, type Clock, type DocumentStore, type EventLog, type EventStore, type LogPosition } from '@castie/platform';
-import { GroupDirectory, People } from '@castie/reference';
+import { catchUpWith, GroupDirectory, People } from '@castie/reference';
 import { castieDecider, castieStreamId, type CastieFacts } from './casties/decider.ts';
 import { commentDecider } from './comments/decider.ts';
 import { forecastDecider } from './forecasting/decider.ts';
@@ -26,8 +26,11 @@ export function castiesContext(deps: CastiesDeps) {
   const casties = new CommandHandler(deps.store, castieEvents, castieDecider);
   const forecasts = new CommandHandler(deps.store, castieEvents, forecastDecider);
   const comments = new CommandHandler(deps.store, castieEvents, commentDecider);
-  const people = new People(deps.documents, deps.timeZone);
-  const groups = new GroupDirectory(deps.documents, people);
+  // A person who just signed up or a group an operator just created is outside any user's
+  // session: before answering 404 for them, let the copy catch up with the log.
+  const readModels = { waitFor: deps.waitFor };
+  const people = new People(deps.documents, deps.timeZone, { catchUp: catchUpWith(deps.log, readModels) });
+  const groups = new GroupDirectory(deps.documents, people, { catchUp: catchUpWith(deps.log, readModels, { topic: GROUPS_TOPIC }) });
   const views = deps.documents.collection<CastieView>(VIEWS);
   const forecastDocs = deps.documents.collection<ForecastDoc>(FORECASTS);
   const commentDocs = deps.documents.collection<CommentDoc>(COMMENTS);
