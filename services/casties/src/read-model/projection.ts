@@ -196,32 +196,32 @@ export function castiesProjection(store: DocumentStore): Projection {
             inc[`writeIns.${key}.n`] = 1;
             set[`writeIns.${key}.text`] = d.text.trim();
           }
-          await updateOnce(views, d.castieId, record, { $inc: inc, $set: set, $max: { lastForecastAt: d.placedAt }, $setOnInsert: viewSeed(['forecastsCount', 'counts', 'writeIns', 'lastForecastAt']) });
+          await updateOnce(views, d.castieId, record, { $inc: inc, $set: set, $max: { lastForecastAt: d.placedAt }, $setOnInsert: viewSeed(['forecastsCount', d.answerId !== null ? 'counts' : 'writeIns', 'lastForecastAt']) });
           if (later) await markDay('activity', dayOf(d.placedAt));
           return;
         }
         case 'CastieAnswered': {
           const d = e.data;
-          await updateOnce(views, d.castieId, record, { $set: { answered: true, correctAnswerId: d.correctAnswerId, correctText: d.correctText, answeredAt: d.answeredAt } });
+          await updateOnce(views, d.castieId, record, { $set: { answered: true, correctAnswerId: d.correctAnswerId, correctText: d.correctText, answeredAt: d.answeredAt }, $setOnInsert: viewSeed(['answered', 'correctAnswerId', 'correctText']) });
           for (const s of d.scores) {
             await updateOnce(forecasts, forecastDocId(d.castieId, s.userId), record, { $set: { correct: s.correct, points: s.points } });
           }
           return;
         }
         case 'CastieReported':
-          await updateOnce(views, e.data.castieId, record, { $inc: { reports: 1 } });
+          await updateOnce(views, e.data.castieId, record, { $inc: { reports: 1 }, $setOnInsert: viewSeed(['reports']) });
           return;
         case 'CommentPosted': {
           const d = e.data;
           await updateOnce(comments, d.commentId, record, { $set: { castieId: d.castieId, userId: d.userId, text: d.text, postedAt: d.postedAt }, $setOnInsert: { deleted: false, reporters: [] } });
-          await updateOnce(views, d.castieId, record, { $inc: { commentsCount: 1 } });
+          await updateOnce(views, d.castieId, record, { $inc: { commentsCount: 1 }, $setOnInsert: viewSeed(['commentsCount']) });
           return;
         }
         case 'CommentDeleted': {
           const comment = await comments.findOne({ _id: e.data.commentId });
           const wasShown = comment && !comment.deleted && comment.reporters.length < castieRules.commentReportsToHide;
           const changed = await updateOnce(comments, e.data.commentId, record, { $set: { deleted: true } });
-          if (changed && wasShown) await updateOnce(views, e.data.castieId, record, { $inc: { commentsCount: -1 } });
+          if (changed && wasShown) await updateOnce(views, e.data.castieId, record, { $inc: { commentsCount: -1 }, $setOnInsert: viewSeed(['commentsCount']) });
           return;
         }
         case 'CommentReported': {
@@ -230,7 +230,7 @@ export function castiesProjection(store: DocumentStore): Projection {
           const changed = await updateOnce(comments, e.data.commentId, record, { $addToSet: { reporters: e.data.reporterId } });
           // Hidden from everyone at the third distinct reporter: it stops counting.
           if (changed && !comment.deleted && comment.reporters.length + 1 === castieRules.commentReportsToHide) {
-            await updateOnce(views, e.data.castieId, record, { $inc: { commentsCount: -1 } });
+            await updateOnce(views, e.data.castieId, record, { $inc: { commentsCount: -1 }, $setOnInsert: viewSeed(['commentsCount']) });
           }
           return;
         }
