@@ -1,5 +1,5 @@
 import { DomainError, internalHeaders, messages, type ServiceName } from '@castie/contracts';
-import { errorBody, installErrorHandler, parsePositions, type Cache, type ManualClock, type MediaStore } from '@castie/platform';
+import { errorBody, frameworkErrors, installErrorHandler, parsePositions, type Cache, type ManualClock, type MediaStore } from '@castie/platform';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -40,6 +40,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     exposeHeadRoutes: false,
     bodyLimit: 1024 * 1024,
+    frameworkErrors,
     trustProxy: true,
   }) as unknown as FastifyInstance;
   installErrorHandler(app);

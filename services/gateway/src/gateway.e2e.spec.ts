@@ -60,6 +60,12 @@ describe('gateway: the envelope and routing', () => {
     const odd = await sys.request('POST', '/api/signup/email/', { payload: 'email=x', headers: { 'content-type': 'text/x-unknown' } });
     expect(odd.status).toBe(400);
   });
+
+  it('answers a URL that cannot be decoded in the envelope', async () => {
+    const res = await sys.get('/api/casties/%E0%A4%A/');
+    expect(res.status).toBe(400);
+    expect(ErrorBodySchema.parse(res.body)).toMatchObject({ status: 400, error_type: 'missing_request_data' });
+  });
 });
 
 describe('gateway: login', () => {

@@ -1,7 +1,7 @@
 import { internalHeaders } from '@castie/contracts';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { LogPosition } from '../ports/event-log.ts';
-import { errorBody, installErrorHandler } from './errors.ts';
+import { errorBody, frameworkErrors, installErrorHandler } from './errors.ts';
 import { parsePositions } from './positions.ts';
 
 /** Lets a service wait until its read models have applied given log positions. */
@@ -28,6 +28,7 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
     ...(typeof options.logger === 'object' ? { loggerInstance: options.logger } : { logger: options.logger ?? false }),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     bodyLimit: 1024 * 1024,
+    frameworkErrors,
     // The gateway passes its request id, so one user request reads as one id across services.
     requestIdHeader: 'x-request-id',
   }) as unknown as FastifyInstance;

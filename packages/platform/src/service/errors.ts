@@ -1,5 +1,5 @@
 import { DomainError, errorStatus, type ErrorBody, type ErrorType } from '@castie/contracts';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 
 /** A request whose parameters failed their schema: becomes missing_request_data (or the endpoint's invalidAs). */
@@ -28,6 +28,14 @@ export function validationError(error: z.ZodError, input: unknown, invalidAs: Er
 
 export function errorBody(errorType: ErrorType, message: string, extra: Partial<ErrorBody> = {}): ErrorBody {
   return { status: errorStatus[errorType], error_type: errorType, error_message: message, ...extra };
+}
+
+/**
+ * Errors Fastify raises before routing (a URL that cannot be decoded, …), in the same envelope:
+ * pass as the `frameworkErrors` option.
+ */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  void reply.code(400).send(errorBody('missing_request_data', `the request could not be read: ${error.message}`));
 }
 
 /**
