@@ -183,3 +183,27 @@ describe('one forecast per user per Castie under concurrency', () => {
     expect((await fx.get(`/api/casties/${uuid}/`, ada)).body.castie.forecastsCount).toBe(200);
   });
 });
+
+describe('privacy of forecasts', () => {
+  it("a private frodad's forecast is not shown to friends: not in friendForecasts, friendPics or friendCount", async () => {
+    const [dee, eve] = [await fx.person('dee'), await fx.person('eve')];
+    for (const p of [dee, eve]) await fx.follow(p, 'sports');
+    await fx.befriend(dee, eve);
+    const uuid = await fx.castie(dee, regular({ question: 'Who wins the cup?', closes_on_date: '2030-01-01' }));
+    const options = (await fx.get(`/api/casties/${uuid}/answer/`, dee)).body.answer_options as Record<string, string>;
+    await fx.post(`/api/casties/${uuid}/forecast/`, eve, { answer_id: Object.keys(options)[0]! });
+    const shown = (await fx.get(`/api/casties/${uuid}/`, dee)).body.castie;
+    expect(shown.friendCount).toBe(1);
+    expect(Object.values(shown.friendForecasts)).toHaveLength(1);
+
+    await fx.setPrivate(eve, true);
+    const hidden = (await fx.get(`/api/casties/${uuid}/`, dee)).body.castie;
+    expect(hidden.friendCount).toBe(0);
+    expect(hidden.friendForecasts).toEqual({});
+    const home = (await fx.get('/api/home/spicy/', dee)).body.casties as Record<string, { friendCount: number; friendPics: string[] }>;
+    expect(home[uuid]).toMatchObject({ friendCount: 0, friendPics: [] });
+    // The forecast still counts in the totals: only who made it is private.
+    expect(hidden.forecastsCount).toBe(1);
+  });
+});
+

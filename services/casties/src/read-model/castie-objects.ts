@@ -112,7 +112,8 @@ export class CastieObjects {
     const mineBy = new Map(mine.map((f) => [f.castieId, f]));
     const friendsBy = new Map<string, ForecastDoc[]>();
     for (const f of friendForecasts) {
-      if (!persons.has(f.userId)) continue;
+      // A private person's forecasts are theirs alone, friends included (spec: Authentication).
+      if (!persons.has(f.userId) || persons.get(f.userId)!.isPrivate) continue;
       const list = friendsBy.get(f.castieId) ?? [];
       list.push(f);
       friendsBy.set(f.castieId, list);
@@ -137,7 +138,7 @@ export class CastieObjects {
       people.activeByIds([view.creatorId, ...friendIds]),
     ]);
     const ended = endedAt(view, now);
-    const friendly = friendForecasts.filter((f) => persons.has(f.userId));
+    const friendly = friendForecasts.filter((f) => persons.has(f.userId) && !persons.get(f.userId)!.isPrivate);
     const friendMap: DetailedCastie['friendForecasts'] = {};
     for (const f of friendly) {
       friendMap[String(f.forecastId)] = {

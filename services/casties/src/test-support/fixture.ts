@@ -93,6 +93,10 @@ export class CastiesFixture {
     return { userId, handle };
   }
 
+  async setPrivate(p: Person, isPrivate: boolean): Promise<void> {
+    await this.publish(identityEvents, `account-${p.userId}`, [{ type: 'PrivacyChanged', data: { userId: p.userId, isPrivate } }]);
+  }
+
   async deleteAccount(p: Person): Promise<void> {
     await this.publish(identityEvents, `account-${p.userId}`, [{ type: 'AccountDeleted', data: { userId: p.userId, handle: p.handle } }]);
   }

@@ -116,7 +116,8 @@ export class NotificationViews {
   private async fromActivity(userId: string, now: Date, lastRetrievedAt: string | null): Promise<Item[]> {
     const range = { $gte: new Date(now.getTime() - WINDOW_MS).toISOString(), $lte: now.toISOString() };
     const [mine, friendIds, followed] = await Promise.all([this.#c.casties.find({ creatorId: userId }), this.people.friendIds(userId), this.groups.followedSlugs(userId)]);
-    const friends = await this.people.activeByIds(friendIds);
+    // Private people's activity stays private, from their frodads too.
+    const friends = new Map([...(await this.people.activeByIds(friendIds))].filter(([, p]) => !p.isPrivate));
     const [onMine, byFriends] = await Promise.all([
       mine.length ? this.#c.activity.find({ kind: 'forecast', castieId: { $in: mine.map((c) => c._id) }, at: range, actorId: { $ne: userId } }) : Promise.resolve([] as ActivityDoc[]),
       friends.size ? this.#c.activity.find({ actorId: { $in: [...friends.keys()] }, at: range }) : Promise.resolve([] as ActivityDoc[]),
