@@ -61,6 +61,19 @@ describe('gateway: the envelope and routing', () => {
     expect(odd.status).toBe(400);
   });
 
+  it('names a missing search text and refuses a cursor it did not hand out', async () => {
+    const user = await sys.signUp();
+    for (const kind of ['people', 'groups', 'casties']) {
+      const res = await sys.get(`/api/search/${kind}/`, user);
+      expect(res.status, kind).toBe(400);
+      expect(res.body).toMatchObject({ error_type: 'missing_request_data', error_message: 'q is required' });
+      expect((await sys.get(`/api/search/${kind}/?q=`, user)).status, kind).toBe(200);
+    }
+    const bad = await sys.get('/api/home/spicy/?before=garbage', user);
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ error_type: 'missing_request_data', error_message: 'before must be the next_before of a previous page' });
+  });
+
   it('answers a URL that cannot be decoded in the envelope', async () => {
     const res = await sys.get('/api/casties/%E0%A4%A/');
     expect(res.status).toBe(400);

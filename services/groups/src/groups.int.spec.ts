@@ -241,7 +241,7 @@ describe('groups read model: at-least-once delivery', () => {
         [groupsApi.listGroups, '/api/groups/'],
         [groupsApi.hamburger, '/api/hamburger/'],
         [groupsApi.createCastieGroups, '/api/casties/create/groups/'],
-        [groupsApi.searchGroups, '/api/search/groups/'],
+        [groupsApi.searchGroups, '/api/search/groups/?q='],
         [groupsApi.followers, '/api/groups/sports/followers/'],
         [groupsApi.friendFollowers, '/api/groups/insiders/followers/frodads/'],
         [groupsApi.profileGroups, '/api/profile/ann/groups/'],

@@ -132,7 +132,7 @@ export const LeaderboardEntrySchema = z.object({
 /** Bounded pages (decisions.md): `before` is the `next_before` of the previous page. */
 const page = {
   limit: z.preprocess((v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v), z.number().int().min(1).max(castieRules.pageMax)).default(castieRules.pageDefault),
-  before: z.string().optional(),
+  before: z.string().regex(/^\d{4}-\d{2}-\d{2}T[^|]+\|[0-9a-f]{32}$/, 'must be the next_before of a previous page').optional(),
 };
 const pageInfo = { has_more: z.boolean(), next_before: z.string().nullable() };
 
@@ -271,7 +271,7 @@ export const castiesApi = {
     paths: ['/api/search/casties/'],
     service: 'casties',
     access: 'user',
-    query: z.object({ q: z.string().default(''), ...page }),
+    query: z.object({ q: z.string({ error: 'is required' }), ...page }),
     response: ok({ search_results: castiesList, ...pageInfo }),
   }),
   myCasties: endpoint({

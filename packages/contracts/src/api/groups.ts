@@ -146,7 +146,7 @@ export const groupsApi = {
     service: 'groups',
     access: 'user',
     query: z.object({
-      q: z.string().default(''),
+      q: z.string({ error: 'is required' }),
       limit: formInt.pipe(z.number().min(1, 'must be at least 1').max(groupRules.searchMax, `must be at most ${groupRules.searchMax}`)).default(groupRules.searchDefault),
       before: z.string().optional(),
     }),

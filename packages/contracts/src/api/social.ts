@@ -66,7 +66,7 @@ export const socialApi = {
     service: 'social',
     access: 'user',
     query: z.object({
-      q: z.string().default(''),
+      q: z.string({ error: 'is required' }),
       limit: formInt.pipe(z.number().min(1, 'must be at least 1').max(socialRules.searchMax, `must be at most ${socialRules.searchMax}`)).default(socialRules.searchDefault),
       /** `next_before` of the previous page: the page goes on after it. */
       before: z.string().optional(),

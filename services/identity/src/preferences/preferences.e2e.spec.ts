@@ -18,6 +18,11 @@ describe('preferences through the gateway', () => {
     }
   });
 
+  it('says nothing changed when privacy already has that value', async () => {
+    const user = await sys.signUp();
+    expect((await sys.post('/api/preferences/', { is_private: 'false' }, user)).body).toEqual({ status: 200, message: 'nothing has changed- no data to update', is_private: false });
+  });
+
   it('refuses a privacy value that is not a boolean', async () => {
     const user = await sys.signUp();
     const res = await sys.post('/api/preferences/', { is_private: 'maybe' }, user);

@@ -22,7 +22,8 @@ export function preferencesRoutes(app: FastifyInstance, ctx: IdentityContext): v
     async ({ caller, body, wrote }) => {
       const done = await ctx.accounts.handle(accountStreamId(caller.userId), { type: 'SetPrivacy', isPrivate: body.is_private }, meta(caller));
       wrote(done.positions);
-      return { message: 'data has been successfully updated', is_private: body.is_private };
+      const message = done.events.length > 0 ? 'data has been successfully updated' : 'nothing has changed- no data to update';
+      return { message, is_private: body.is_private };
     },
     opts,
   );

@@ -79,9 +79,11 @@ describe('people search', () => {
     await eventually(async () => expect((await search(me, `?q=${w}`)).search_results.map((r) => r.handle)).toEqual([me.handle, shy.handle]));
   });
 
-  it('an empty or missing q finds nobody', async () => {
+  it('an empty q finds nobody; a missing q is named as missing', async () => {
     const me = await person('Me', 'Empty');
-    for (const query of ['', '?q=', '?q=%20%20']) expect(await search(me, query)).toEqual({ status: 200, search_results: [], has_more: false, next_before: null });
+    for (const query of ['?q=', '?q=%20%20']) expect(await search(me, query)).toEqual({ status: 200, search_results: [], has_more: false, next_before: null });
+    const missing = await sys.get('/api/search/people/', me);
+    expect(missing.body).toEqual({ status: 400, error_type: 'missing_request_data', error_message: 'q is required' });
   });
 
   it('treats q as text, not as a pattern', async () => {
