@@ -64,6 +64,22 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     return body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as Record<string, unknown>) } : {};
   }
 
+  /** The user the request's credentials (Basic, or username/password fields) open; 401 otherwise. */
+  async function authenticated(authorization: string | undefined, body: Record<string, unknown>) {
+    const presented = presentedCredentials(authorization, body);
+    const user = presented ? await authenticate(serviceOf('identity'), presented) : null;
+    if (!presented || !user) throw new DomainError('authentication_failed', messages.authenticationFailed);
+    if (presented.inBody) {
+      delete body.username;
+      delete body.password;
+    }
+    return user;
+  }
+
+  async function discard(keys: readonly string[]): Promise<void> {
+    await Promise.all(keys.map((key) => deps.media.delete(key).catch(() => undefined)));
+  }
+
   function forward(route: PublicRoute) {
     return async (request: FastifyRequest, reply: FastifyReply) => {
       const target = route.methods.get(request.method)!;
@@ -71,30 +87,31 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
         const key = request.headers['api-key'];
         if (typeof key !== 'string' || !apiKeys.has(key)) throw new DomainError('authorization_failed', 'a valid Api-Key header is required');
       }
+      // With HTTP Basic the caller is known before the body is read: nobody unauthenticated gets
+      // to store a file. Credentials in a multipart body can only be checked after reading it.
+      const basicUser = target.access === 'user' && /^Basic\s/i.test(request.headers.authorization ?? '') ? await authenticated(request.headers.authorization, {}) : null;
       const body = await bodyOf(request, target.uploads);
+      const stored = uploadKeys(body);
       const headers: Record<string, string> = { 'x-request-id': request.id };
       let userId: string | null = null;
-      if (target.access === 'user') {
-        const presented = presentedCredentials(request.headers.authorization, body);
-        const user = presented ? await authenticate(serviceOf('identity'), presented) : null;
-        if (!presented || !user) throw new DomainError('authentication_failed', messages.authenticationFailed);
-        if (presented.inBody) {
-          delete body.username;
-          delete body.password;
+      let res;
+      try {
+        if (target.access === 'user') {
+          const user = basicUser ?? (await authenticated(request.headers.authorization, body));
+          userId = user.userId;
+          headers[internalHeaders.userId] = user.userId;
+          headers[internalHeaders.handle] = encodeURIComponent(user.handle);
+          headers[internalHeaders.email] = encodeURIComponent(user.email);
+          const after = await sessions.get(user.userId);
+          if (after.length > 0) headers[internalHeaders.after] = after.map((p) => `${p.topic}:${p.partition}:${p.offset}`).join(',');
         }
-        userId = user.userId;
-        headers[internalHeaders.userId] = user.userId;
-        headers[internalHeaders.handle] = encodeURIComponent(user.handle);
-        headers[internalHeaders.email] = encodeURIComponent(user.email);
-        const after = await sessions.get(user.userId);
-        if (after.length > 0) headers[internalHeaders.after] = after.map((p) => `${p.topic}:${p.partition}:${p.offset}`).join(',');
+        res = await serviceOf(target.service).request({ method: request.method, url: request.url, headers, ...(request.method === 'GET' ? {} : { body }) });
+      } catch (error) {
+        await discard(stored);
+        throw error;
       }
-      const res = await serviceOf(target.service).request({
-        method: request.method,
-        url: request.url,
-        headers,
-        ...(request.method === 'GET' ? {} : { body }),
-      });
+      // A refused request keeps none of the files it brought.
+      if (res.statusCode >= 400) await discard(stored);
       const written = res.headers[internalHeaders.written];
       if (userId && typeof written === 'string') await sessions.add(userId, parsePositions(written));
       const contentType = res.headers['content-type'];
@@ -121,6 +138,11 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(docsPage(openApi)));
   adminRoutes(app, { token: deps.adminToken, manualClock: deps.manualClock ?? null, services: deps.services, media: deps.media, maxUploadBytes });
   return app;
+}
+
+/** Media keys of the files a parsed body carries. */
+function uploadKeys(body: Record<string, unknown>): string[] {
+  return Object.values(body).flatMap((v) => (v && typeof v === 'object' && (v as { upload?: unknown }).upload === true ? [(v as { key: string }).key] : []));
 }
 
 /** Fastify does not read bodies of GET requests; clients that send credentials in one still work. */

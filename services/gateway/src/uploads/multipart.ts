@@ -14,27 +14,39 @@ export async function readMultipart(request: FastifyRequest, media: MediaStore, 
     const seen = fields[name];
     fields[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
   };
-  for await (const part of request.parts()) {
-    if (part.type === 'field') {
-      add(part.fieldname, typeof part.value === 'string' ? part.value : String(part.value));
-      continue;
-    }
-    let bytes: Buffer;
-    try {
-      bytes = await part.toBuffer();
-    } catch (error) {
-      if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new DomainError('invalid_request', `images must be at most ${Math.round(maxBytes / 1024 / 1024)} MB`);
-      throw error;
-    }
-    // An empty file input means "no picture".
-    if (bytes.length === 0) continue;
-    if (!uploadFields.includes(part.fieldname)) throw new DomainError('missing_request_data', `${part.fieldname} does not take a file`);
-    const image = sniffImage(bytes.subarray(0, 16));
-    if (!image) throw new DomainError('invalid_request', messages.invalidImage);
-    const key = `uploads/${newId()}.${image.ext}`;
-    await media.put(key, bytes, image.contentType);
-    const ref: UploadRef = { upload: true, key, contentType: image.contentType, size: bytes.length };
-    fields[part.fieldname] = ref;
+  const stored: string[] = [];
+  try {
+    await readParts();
+  } catch (error) {
+    // A form that fails half-way keeps none of its files.
+    await Promise.all(stored.map((key) => media.delete(key).catch(() => undefined)));
+    throw error;
   }
   return fields;
+
+  async function readParts(): Promise<void> {
+    for await (const part of request.parts()) {
+      if (part.type === 'field') {
+        add(part.fieldname, typeof part.value === 'string' ? part.value : String(part.value));
+        continue;
+      }
+      let bytes: Buffer;
+      try {
+        bytes = await part.toBuffer();
+      } catch (error) {
+        if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new DomainError('invalid_request', `images must be at most ${Math.round(maxBytes / 1024 / 1024)} MB`);
+        throw error;
+      }
+      // An empty file input means "no picture".
+      if (bytes.length === 0) continue;
+      if (!uploadFields.includes(part.fieldname)) throw new DomainError('missing_request_data', `${part.fieldname} does not take a file`);
+      const image = sniffImage(bytes.subarray(0, 16));
+      if (!image) throw new DomainError('invalid_request', messages.invalidImage);
+      const key = `uploads/${newId()}.${image.ext}`;
+      await media.put(key, bytes, image.contentType);
+      stored.push(key);
+      const ref: UploadRef = { upload: true, key, contentType: image.contentType, size: bytes.length };
+      fields[part.fieldname] = ref;
+    }
+  }
 }

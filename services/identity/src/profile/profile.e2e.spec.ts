@@ -1,5 +1,7 @@
 import { api } from '@castie/contracts';
 import { multipart, newUser, PNG, TestSystem } from '@castie/testing/system';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let sys: TestSystem;
@@ -72,6 +74,23 @@ describe('profile edit through the gateway', () => {
     const res = await sys.request('POST', '/api/profile/edit/', { user, payload, headers });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ error_type: 'invalid_request', error_message: 'images must be at most 5 MB' });
+  });
+
+  it('keeps no file from a request that was refused or not authenticated', async () => {
+    const uploads = async () => (await readdir(join(sys.dataDir, 'media', 'uploads')).catch(() => [] as string[])).filter((f) => !f.startsWith('.')).length;
+    const other = await sys.signUp();
+    const user = await sys.signUp();
+    const before = await uploads();
+    const png = () => multipart({ handle: other.handle }, { field: 'profPic', name: 'me.png', bytes: PNG, type: 'image/png' });
+    // Wrong password with HTTP Basic: refused before the body is read.
+    const wrong = await sys.request('POST', '/api/profile/edit/', { user: { ...user, password: 'wrong' }, ...png() });
+    expect(wrong.status).toBe(401);
+    // Credentials in the multipart body, wrong: the file read to find them is dropped.
+    const inBody = multipart({ username: user.email, password: 'wrong' }, { field: 'profPic', name: 'me.png', bytes: PNG, type: 'image/png' });
+    expect((await sys.request('POST', '/api/profile/edit/', inBody)).status).toBe(401);
+    // Authenticated but refused (the handle is taken): the picture goes too.
+    expect((await sys.request('POST', '/api/profile/edit/', { user, ...png() })).body.error_type).toBe('handle_not_unique');
+    expect(await uploads()).toBe(before);
   });
 
   it('takes a picture at the last sign-up step', async () => {
