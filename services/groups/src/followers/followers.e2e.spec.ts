@@ -51,8 +51,13 @@ describe('followers of a group', () => {
     const slug = await createGroup(sys, { requiresApproval: true });
     const [ann, bob] = [await sys.signUp(), await sys.signUp()];
     await sys.post(`/api/groups/${slug}/follow/`, {}, ann);
+    // Ann's own read waits for her write, so the groups read model has her pending request now.
+    expect((await groupOf(slug, ann)).access).toBe('pending');
     expect(await followersOf(slug, bob)).toEqual({});
     expect((await groupOf(slug, bob)).followersCount).toBe(0);
+    // Once granted, she is one: the absence above was not just a lagging read.
+    await sys.admin('POST', `/admin/groups/${slug}/access/${ann.handle}/grant/`);
+    await expect.poll(async () => (await groupOf(slug, bob)).followersCount).toBe(1);
   });
 
   it('deleted accounts vanish from the list and the count', async () => {
