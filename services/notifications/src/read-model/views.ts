@@ -5,8 +5,10 @@ import { collections, type ActivityDoc, type CastieInfoDoc, type NotificationDoc
 
 /** How far back notifications worked out when read (activity, new Casties) reach. */
 const WINDOW_MS = 7 * 24 * 3600_000;
-/** Notifications shown at most (newest first). */
+/** Notifications shown at most (newest first); counts stop there too (clients show "99+"). */
 const LIST_LIMIT = 100;
+/** Forecasts are noticed on the creator's latest Casties only; older ones rarely get any. */
+const MY_CASTIES_LIMIT = 200;
 
 /** A notification before it is rendered. */
 interface Item {
@@ -115,7 +117,7 @@ export class NotificationViews {
   /** Forecasts on the user's Casties; forecasts and comments of frodads in followed groups. */
   private async fromActivity(userId: string, now: Date, lastRetrievedAt: string | null): Promise<Item[]> {
     const range = { $gte: new Date(now.getTime() - WINDOW_MS).toISOString(), $lte: now.toISOString() };
-    const [mine, friendIds, followed] = await Promise.all([this.#c.casties.find({ creatorId: userId }), this.people.friendIds(userId), this.groups.followedSlugs(userId)]);
+    const [mine, friendIds, followed] = await Promise.all([this.#c.casties.find({ creatorId: userId }, { sort: { createdAt: -1 }, limit: MY_CASTIES_LIMIT }), this.people.friendIds(userId), this.groups.followedSlugs(userId)]);
     // Private people's activity stays private, from their frodads too.
     const friends = new Map([...(await this.people.activeByIds(friendIds))].filter(([, p]) => !p.isPrivate));
     const [onMine, byFriends] = await Promise.all([
@@ -212,14 +214,14 @@ export class NotificationViews {
    */
   async counts(userId: string, now: Date, since: string | null) {
     const [stored, derived, fresh, needing] = await Promise.all([
-      this.stored(userId, now, since),
+      this.stored(userId, now, since, LIST_LIMIT),
       this.fromActivity(userId, now, since),
       this.newCasties(userId, now, since),
       this.needingAnswer(userId, now),
     ]);
     const isNew = (i: Item) => !since || i.createdAt > since;
     return {
-      number_notifications: stored.length + derived.filter(isNew).length + fresh.filter(isNew).length + (needing.length > 0 ? 1 : 0),
+      number_notifications: Math.min(LIST_LIMIT, stored.length + derived.filter(isNew).length + fresh.filter(isNew).length) + (needing.length > 0 ? 1 : 0),
       needs_answer: needing.length > 0,
       number_needing_answer: needing.length,
     };
