@@ -17,6 +17,15 @@ export function signUpRoutes(app: FastifyInstance, ctx: IdentityContext): void {
     return { userId: login.userId, account: state };
   }
 
+  /** The user id of an unfinished sign-up of this e-mail with this very password, else null. */
+  async function resumableSignUp(email: string, password: string): Promise<string | null> {
+    const { state: login } = await ctx.logins.load(loginStreamId(email));
+    if (login.status !== 'open') return null;
+    const { state: account } = await ctx.accounts.load(accountStreamId(login.userId));
+    if (account.status !== 'none' && account.status !== 'opened' && account.status !== 'named') return null;
+    return (await ctx.passwords.verify(login.passwordHash, password)) ? login.userId : null;
+  }
+
   route(
     app,
     api.identity.signupEmail,
@@ -32,12 +41,23 @@ export function signUpRoutes(app: FastifyInstance, ctx: IdentityContext): void {
     app,
     api.identity.signupPassword,
     async ({ body, wrote }) => {
-      const userId = newId();
+      let userId = newId();
       const passwordHash = await ctx.passwords.hash(body.password);
-      // The login stream is the unique key: of two concurrent sign-ups with one e-mail, one appends first.
-      await ctx.logins.handle(loginStreamId(body.email), { type: 'CreateLogin', userId, email: body.email, passwordHash, context: 'signup' }, meta(userId));
-      const opened = await ctx.accounts.handle(accountStreamId(userId), { type: 'OpenAccount', userId }, meta(userId));
-      wrote(opened.positions);
+      try {
+        // The login stream is the unique key: of two concurrent sign-ups with one e-mail, one appends first.
+        await ctx.logins.handle(loginStreamId(body.email), { type: 'CreateLogin', userId, email: body.email, passwordHash, context: 'signup' }, meta(userId));
+      } catch (error) {
+        // The same person retrying this step (a timeout, a crash between the two appends) with the
+        // same password resumes their sign-up; anyone else is told the address is taken.
+        const resumed = await resumableSignUp(body.email, body.password);
+        if (!resumed) throw error;
+        userId = resumed;
+      }
+      const { state } = await ctx.accounts.load(accountStreamId(userId));
+      if (state.status === 'none') {
+        const opened = await ctx.accounts.handle(accountStreamId(userId), { type: 'OpenAccount', userId }, meta(userId));
+        wrote(opened.positions);
+      }
       return { email: body.email, username: body.email, message: 'User has been created. proceed to the name screen.' };
     },
     opts,

@@ -73,6 +73,19 @@ describe('sign-up through the gateway', () => {
     expectError(await sys.post('/api/signup/email/', { email: 'not-an-email' }), 400, 'account_not_created');
   });
 
+  it('a retried password step with the same password resumes the sign-up; another password is refused', async () => {
+    const user = newUser('retry');
+    expect((await sys.post('/api/signup/password/', { email: user.email, password: user.password })).status).toBe(200);
+    const again = await sys.post('/api/signup/password/', { email: user.email, password: user.password });
+    expect(again.body).toEqual({ status: 200, email: user.email, username: user.email, message: 'User has been created. proceed to the name screen.' });
+    expect((await sys.post('/api/signup/password/', { email: user.email, password: 'someone-else' })).body.error_type).toBe('email_not_unique');
+    await sys.post('/api/signup/handle/', { email: user.email, handle: user.handle, first_name: 'Re', last_name: 'Try' });
+    expect((await sys.post('/api/signup/picture/', { email: user.email, handle: user.handle })).status).toBe(200);
+    // Once complete, the step is closed even with the right password.
+    expect((await sys.post('/api/signup/password/', { email: user.email, password: user.password })).body.error_type).toBe('email_not_unique');
+    expect((await sys.get('/api/preferences/', user)).status).toBe(200);
+  });
+
   it('names the missing parameter', async () => {
     const res = await sys.post('/api/signup/password/', { email: newUser().email });
     expectError(res, 400, 'missing_request_data');
