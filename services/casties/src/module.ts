@@ -1,8 +1,9 @@
 import { castieEvents, CASTIES_TOPIC, groupEvents, identityEvents, socialEvents } from '@castie/contracts';
 import { startProjections, type DocumentStore, type EventLog, type ProjectionRunner, type ServiceModule } from '@castie/platform';
-import { groupsProjections, peopleProjections } from '@castie/reference';
+import { catchUpWith, groupsProjections, peopleProjections } from '@castie/reference';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildCastiesApp } from './app.ts';
+import { startAccountDeletedPolicy } from './comments/account-deleted-policy.ts';
 import { castiesProjection } from './read-model/projection.ts';
 
 /** The read models of the casties service: its copies of people, friendships and groups, and its own. */
@@ -26,8 +27,9 @@ export function castiesModule(): ServiceModule {
     async build(deps) {
       const logger = deps.logger?.child({ service: 'casties' });
       const runner = await startCastiesReadModels({ log: deps.log, documents: deps.documents, ...(logger ? { logger } : {}) });
+      const store = await deps.eventStore(CASTIES_TOPIC);
       const app = buildCastiesApp({
-        store: await deps.eventStore(CASTIES_TOPIC),
+        store,
         documents: deps.documents,
         log: deps.log,
         clock: deps.clock,
@@ -37,7 +39,21 @@ export function castiesModule(): ServiceModule {
         checkResponses: deps.checkResponses,
         ...(logger ? { logger } : {}),
       });
-      return { app, close: () => runner.stop() };
+      const policy = await startAccountDeletedPolicy({
+        log: deps.log,
+        store,
+        documents: deps.documents,
+        clock: deps.clock,
+        settled: catchUpWith(deps.log, runner, { topic: CASTIES_TOPIC, timeoutMs: 5000 }),
+        ...(logger ? { logger } : {}),
+      });
+      return {
+        app,
+        close: async () => {
+          await policy.stop();
+          await runner.stop();
+        },
+      };
     },
   };
 }

@@ -145,6 +145,7 @@ export function castiesProjection(store: DocumentStore): Projection {
       await forecasts.createIndex({ castieId: 1 });
       await forecasts.createIndex({ userId: 1 });
       await comments.createIndex({ castieId: 1 });
+      await comments.createIndex({ userId: 1 });
       await days.createIndex({ kind: 1 });
       // Group pages rank a group's scores: the shared group read model indexes them by user only.
       await store.collection(GROUP_SCORES).createIndex({ slug: 1 });

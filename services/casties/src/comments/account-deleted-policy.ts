@@ -1,0 +1,48 @@
+import { castieEvents, DomainError, EventEnvelopeSchema, IDENTITY_TOPIC, identityEvents } from '@castie/contracts';
+import { CommandHandler, type Clock, type DocumentStore, type EventLog, type EventStore, type Subscription } from '@castie/platform';
+import type { FastifyBaseLogger } from 'fastify';
+import { COMMENTS, type CommentDoc } from '../read-model/projection.ts';
+import { commentDecider, commentStreamId } from './decider.ts';
+
+/**
+ * A policy: when identity announces a deleted account, the person's comments are deleted too
+ * (decisions.md: deleted accounts vanish), as CommentDeleted events like any author's delete, so
+ * comment lists and commentsCount agree and a rebuild replays the same history. Idempotent: a
+ * comment already deleted is refused by its decider and skipped, so redelivery changes nothing.
+ */
+export async function startAccountDeletedPolicy(options: {
+  log: EventLog;
+  store: EventStore;
+  documents: DocumentStore;
+  clock: Clock;
+  /** Resolves once the comment read model has applied what the casties topic holds now. */
+  settled: () => Promise<void>;
+  logger?: FastifyBaseLogger;
+}): Promise<Subscription> {
+  const comments = options.documents.collection<CommentDoc>(COMMENTS);
+  const handler = new CommandHandler(options.store, castieEvents, commentDecider);
+  return options.log.subscribe({
+    group: 'casties-account-deleted-policy',
+    topics: [IDENTITY_TOPIC],
+    startAt: () => 'committed',
+    handle: async (records) => {
+      for (const record of records) {
+        const parsed = EventEnvelopeSchema.safeParse(JSON.parse(record.value));
+        if (!parsed.success || parsed.data.type !== 'AccountDeleted') continue;
+        const event = identityEvents.parse(parsed.data);
+        if (event.type !== 'AccountDeleted') continue;
+        const userId = event.data.userId;
+        // Comments posted a moment before the deletion may not be in the read model yet.
+        await options.settled();
+        for (const comment of await comments.find({ userId, deleted: false })) {
+          try {
+            await handler.handle(commentStreamId(comment._id), { type: 'DeleteComment', userId }, { actor: 'system', now: options.clock.now() });
+          } catch (error) {
+            if (!(error instanceof DomainError)) throw error;
+          }
+        }
+        options.logger?.info({ userId }, 'comments of a deleted account deleted');
+      }
+    },
+  });
+}
