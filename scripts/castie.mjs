@@ -18,7 +18,9 @@ function run(cmd, args, opts = {}) {
 }
 
 function works(cmd, args) {
-  const res = spawnSync(cmd, [...args, '--version'], { cwd: root, stdio: 'ignore', timeout: 120_000 });
+  // Corepack may ask before downloading pnpm; nobody is there to answer in CI.
+  const env = { ...process.env, COREPACK_ENABLE_DOWNLOAD_PROMPT: '0' };
+  const res = spawnSync(cmd, [...args, '--version'], { cwd: root, stdio: 'ignore', timeout: 120_000, env });
   return res.status === 0;
 }
 
