@@ -30,7 +30,7 @@ export function identityContext(deps: IdentityDeps) {
   const handles = new CommandHandler(deps.logins, loginEvents, handleClaimDecider);
   const resets = new CommandHandler(deps.logins, loginEvents, resetDecider);
   const verifier = new CredentialVerifier(logins, accounts, deps.passwords, deps.secret);
-  return { ...deps, deps, accounts, logins, handles, resets, verifier };
+  return { ...deps, accounts, logins, handles, resets, verifier };
 }
 export type IdentityContext = ReturnType<typeof identityContext>;
 
