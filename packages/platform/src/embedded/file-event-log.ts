@@ -12,7 +12,7 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from '../ports/event-log.ts';
-import { HandledPositions, Pauses } from '../log/handled-positions.ts';
+import { deliverUntilHandled, HandledPositions, Pauses } from '../log/handled-positions.ts';
 
 export interface FileEventLogOptions {
   /** Directory holding one `<topic>.log` file per topic and the consumer groups' positions. */
@@ -428,21 +428,14 @@ class FileSubscription implements Subscription {
     }
   }
 
-  /** Hands a batch to `handle` until it succeeds (false: stopped first), pausing 50ms..1s between tries. */
-  private async deliver(records: LogRecord[]): Promise<boolean> {
-    for (let pause = 50; ; pause = Math.min(pause * 2, 1000)) {
-      try {
-        await this.options.handle(records);
-        return true;
-      } catch (err) {
-        const first = records[0]!;
-        this.warn(
-          `consumer group ${this.options.group}: handling ${first.topic} offsets ${first.offset}..${first.offset + records.length - 1} failed, retrying in ${pause}ms: ${errorMessage(err)}`,
-        );
-        if (!this.stopping) await this.pauses.wait(pause);
-        if (this.stopping) return false;
-      }
-    }
+  private deliver(records: LogRecord[]): Promise<boolean> {
+    const first = records[0]!;
+    return deliverUntilHandled(this.options.handle, records, {
+      pauses: this.pauses,
+      stopping: () => this.stopping,
+      warn: this.warn,
+      describe: `consumer group ${this.options.group}: handling ${first.topic} offsets ${first.offset}..${first.offset + records.length - 1}`,
+    });
   }
 
   handled(): ReadonlyMap<string, number> {

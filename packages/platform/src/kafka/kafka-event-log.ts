@@ -9,7 +9,7 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from '../ports/event-log.ts';
-import { HandledPositions, Pauses } from '../log/handled-positions.ts';
+import { deliverUntilHandled, HandledPositions, Pauses } from '../log/handled-positions.ts';
 
 export interface KafkaEventLogOptions {
   brokers: string[];
@@ -304,22 +304,16 @@ class KafkaSubscription implements Subscription {
     }
   }
 
-  /** Hands a chunk to `handle` until it succeeds (false: stopped first), pausing 50ms..1s and heartbeating between tries. */
-  private async deliver(records: LogRecord[], heartbeat: () => Promise<void>): Promise<boolean> {
-    for (let pause = 50; ; pause = Math.min(pause * 2, 1000)) {
-      try {
-        await this.options.handle(records);
-        return true;
-      } catch (err) {
-        const first = records[0]!;
-        this.warn(
-          `consumer group ${this.options.group}: handling ${first.topic}:${first.partition} offsets ${first.offset}..${records.at(-1)!.offset} failed, retrying in ${pause}ms: ${errorMessage(err)}`,
-        );
-        if (!this.stopping) await this.pauses.wait(pause);
-        if (this.stopping) return false;
-        await heartbeat().catch(() => {});
-      }
-    }
+  /** Heartbeats between tries, so a slow retry does not cost the partition. */
+  private deliver(records: LogRecord[], heartbeat: () => Promise<void>): Promise<boolean> {
+    const first = records[0]!;
+    return deliverUntilHandled(this.options.handle, records, {
+      pauses: this.pauses,
+      stopping: () => this.stopping,
+      warn: this.warn,
+      describe: `consumer group ${this.options.group}: handling ${first.topic}:${first.partition} offsets ${first.offset}..${records.at(-1)!.offset}`,
+      betweenTries: heartbeat,
+    });
   }
 
   handled(): ReadonlyMap<string, number> {

@@ -1,4 +1,4 @@
-import { positionKey, type LogPosition } from '../ports/event-log.ts';
+import { positionKey, type LogPosition, type LogRecord } from '../ports/event-log.ts';
 
 interface Waiter {
   need: Map<string, number>;
@@ -85,5 +85,27 @@ export class Pauses {
 
   cutAll(): void {
     for (const cut of [...this.#pending]) cut();
+  }
+}
+
+/**
+ * Hands a batch to `handle` until it succeeds (at-least-once: a throw means redelivery), pausing
+ * 50 ms, doubling to 1 s, between tries. False when the subscription stopped first.
+ */
+export async function deliverUntilHandled(
+  handle: (records: LogRecord[]) => Promise<void>,
+  records: LogRecord[],
+  options: { pauses: Pauses; stopping: () => boolean; warn: (message: string) => void; describe: string; betweenTries?: () => Promise<void> },
+): Promise<boolean> {
+  for (let pause = 50; ; pause = Math.min(pause * 2, 1000)) {
+    try {
+      await handle(records);
+      return true;
+    } catch (err) {
+      options.warn(`${options.describe} failed, retrying in ${pause}ms: ${err instanceof Error ? err.message : String(err)}`);
+      if (!options.stopping()) await options.pauses.wait(pause);
+      if (options.stopping()) return false;
+      await options.betweenTries?.().catch(() => {});
+    }
   }
 }
