@@ -10,7 +10,7 @@ import { mediaRoutes } from './media/routes.ts';
 import { publicRoutes, type PublicRoute } from './routing/routes.ts';
 import type { ServiceClient } from './routing/service-client.ts';
 import { SessionPositions } from './sessions/session-positions.ts';
-import { readMultipart } from './uploads/multipart.ts';
+import { readMultipart, withoutClientUploadRefs, type ReadBody } from './uploads/multipart.ts';
 
 export interface GatewayDeps {
   services: Partial<Record<ServiceName, ServiceClient>>;
@@ -57,11 +57,11 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     return client;
   }
 
-  async function bodyOf(request: FastifyRequest, uploads: readonly string[]): Promise<Record<string, unknown>> {
+  async function bodyOf(request: FastifyRequest, uploads: readonly string[]): Promise<ReadBody> {
     if (request.isMultipart()) return readMultipart(request, deps.media, uploads, maxUploadBytes);
-    if (request.method === 'GET' || request.method === 'HEAD') return readGetBody(request);
-    const body = request.body;
-    return body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as Record<string, unknown>) } : {};
+    const body = request.method === 'GET' || request.method === 'HEAD' ? await readGetBody(request) : request.body;
+    const fields = body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as Record<string, unknown>) } : {};
+    return { fields: withoutClientUploadRefs(fields, uploads), stored: [] };
   }
 
   /** The user the request's credentials (Basic, or username/password fields) open; 401 otherwise. */
@@ -90,8 +90,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
       // With HTTP Basic the caller is known before the body is read: nobody unauthenticated gets
       // to store a file. Credentials in a multipart body can only be checked after reading it.
       const basicUser = target.access === 'user' && /^Basic\s/i.test(request.headers.authorization ?? '') ? await authenticated(request.headers.authorization, {}) : null;
-      const body = await bodyOf(request, target.uploads);
-      const stored = uploadKeys(body);
+      const { fields: body, stored } = await bodyOf(request, target.uploads);
       const headers: Record<string, string> = { 'x-request-id': request.id };
       let userId: string | null = null;
       let res;
@@ -110,7 +109,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
         await discard(stored);
         throw error;
       }
-      // A refused request keeps none of the files it brought.
+      // A refused request keeps none of the files it stored itself (and touches no others).
       if (res.statusCode >= 400) await discard(stored);
       const written = res.headers[internalHeaders.written];
       if (userId && typeof written === 'string') await sessions.add(userId, parsePositions(written));
@@ -138,11 +137,6 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(docsPage(openApi)));
   adminRoutes(app, { token: deps.adminToken, manualClock: deps.manualClock ?? null, services: deps.services, media: deps.media, maxUploadBytes });
   return app;
-}
-
-/** Media keys of the files a parsed body carries. */
-function uploadKeys(body: Record<string, unknown>): string[] {
-  return Object.values(body).flatMap((v) => (v && typeof v === 'object' && (v as { upload?: unknown }).upload === true ? [(v as { key: string }).key] : []));
 }
 
 /** Fastify does not read bodies of GET requests; clients that send credentials in one still work. */

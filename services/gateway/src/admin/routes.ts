@@ -4,12 +4,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { ServiceClient } from '../routing/service-client.ts';
-import { readMultipart } from '../uploads/multipart.ts';
+import { readMultipart, withoutClientUploadRefs } from '../uploads/multipart.ts';
 
 const ClockBody = z.object({ advance_seconds: z.coerce.number().finite().positive() });
 
 /** Fields of the admin API that carry files (the group icon): checked by their bytes and stored like profile pictures. */
 const adminUploads: readonly string[] = [...new Set(Object.values(groupsAdminApi).flatMap((e) => e.uploads ?? []))];
+
+const plainObject = (body: unknown): Record<string, unknown> => (body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as Record<string, unknown>) } : {});
 
 const sameSecret = (a: string, b: string) => {
   const x = Buffer.from(a);
@@ -41,12 +43,24 @@ export function adminRoutes(
       });
     }
 
+    const discard = (keys: readonly string[]) => Promise.all(keys.map((key) => options.media.delete(key).catch(() => undefined)));
     const groups = options.services.groups;
     if (groups) {
       /** JSON and form bodies as they are; multipart ones with their files checked and stored first (the service receives UploadRefs). */
       const forward = async (request: FastifyRequest, reply: FastifyReply) => {
-        const body = request.method === 'GET' ? undefined : request.isMultipart() ? await readMultipart(request, options.media, adminUploads, options.maxUploadBytes) : (request.body ?? {});
-        const res = await groups.request({ method: request.method, url: request.url, headers: { 'x-castie-admin': 'true', 'x-request-id': request.id }, ...(body === undefined ? {} : { body }) });
+        const read =
+          request.method === 'GET'
+            ? undefined
+            : request.isMultipart()
+              ? await readMultipart(request, options.media, adminUploads, options.maxUploadBytes)
+              : { fields: withoutClientUploadRefs(plainObject(request.body), adminUploads), stored: [] };
+        const res = await groups
+          .request({ method: request.method, url: request.url, headers: { 'x-castie-admin': 'true', 'x-request-id': request.id }, ...(read === undefined ? {} : { body: read.fields }) })
+          .catch(async (error: unknown) => {
+            await discard(read?.stored ?? []);
+            throw error;
+          });
+        if (res.statusCode >= 400) await discard(read?.stored ?? []);
         reply.code(res.statusCode).header('content-type', res.headers['content-type'] ?? 'application/json');
         return reply.send(res.body);
       };

@@ -25,9 +25,10 @@ export function openApiDocument(): Record<string, unknown> {
     for (const path of e.paths) {
       const body = json(e.body, 'input') as { properties?: Record<string, unknown> };
       const hasBody = e.method === 'POST' && Object.keys(body.properties ?? {}).length > 0;
-      const formSchema = e.uploads?.length
-        ? { ...body, properties: Object.fromEntries(Object.entries(body.properties ?? {}).map(([k, v]) => [k, e.uploads!.includes(k) ? { type: 'string', format: 'binary' } : v])) }
-        : body;
+      // Files travel only as multipart file parts: the JSON form has no upload fields at all.
+      const uploads = e.uploads ?? [];
+      const formSchema = uploads.length ? { ...body, properties: Object.fromEntries(Object.entries(body.properties ?? {}).map(([k, v]) => [k, uploads.includes(k) ? { type: 'string', format: 'binary' } : v])) } : body;
+      const jsonSchema = uploads.length ? { ...body, properties: Object.fromEntries(Object.entries(body.properties ?? {}).filter(([k]) => !uploads.includes(k))) } : body;
       (paths[openApiPath(path)] ??= {})[e.method.toLowerCase()] = {
         tags: [e.service],
         security: e.access === 'user' ? [{ basic: [] }] : [],
@@ -38,7 +39,7 @@ export function openApiDocument(): Record<string, unknown> {
                 required: true,
                 content: {
                   [e.uploads?.length ? 'multipart/form-data' : 'application/x-www-form-urlencoded']: { schema: formSchema },
-                  'application/json': { schema: body },
+                  'application/json': { schema: jsonSchema },
                 },
               },
             }
