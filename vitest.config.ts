@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 // One vitest run for the workspace. Files are named by level: *.unit.spec.ts, *.int.spec.ts,
-// *.e2e.spec.ts; conformance suites live in packages/testing and are called from adapter specs.
+// *.e2e.spec.ts; conformance suites live in packages/platform/src/testing and are called from adapter specs;
+// whole-system tests live in packages/system (beside the harness that starts the system).
 export default defineConfig({
   test: {
     include: ['packages/*/src/**/*.spec.ts', 'services/*/src/**/*.spec.ts', 'packages/*/test/**/*.spec.ts', 'services/*/test/**/*.spec.ts'],

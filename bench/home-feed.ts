@@ -14,7 +14,7 @@ import type { EventEnvelope } from '../packages/contracts/src/events/envelope.ts
 import { createFileEventLog } from '../packages/platform/src/embedded/file-event-log.ts';
 import { createLogEventStore } from '../packages/platform/src/embedded/log-event-store.ts';
 import type { EventStore } from '../packages/platform/src/ports/event-store.ts';
-import { TestSystem, type TestUser } from '../packages/testing/src/system/harness.ts';
+import { TestSystem, type TestUser } from '../packages/system/src/testing/harness.ts';
 
 const USERS = Number(process.argv[2] ?? 10_000);
 const CASTIES = Number(process.argv[3] ?? 20_000);

@@ -17,3 +17,4 @@ export * from './api/all.ts';
 export * from './game/levels.ts';
 export * from './api/people.ts';
 export * from './api/time.ts';
+export * from './game/castie-time.ts';

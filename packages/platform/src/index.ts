@@ -13,7 +13,7 @@ export * from './service/decider.ts';
 export * from './service/projections.ts';
 export * from './embedded/file-event-log.ts';
 export * from './embedded/log-event-store.ts';
-export * from './embedded/memory-document-store.ts';
+
 export * from './service/module.ts';
 export * from './service/update-once.ts';
 export * from './embedded/local-media-store.ts';

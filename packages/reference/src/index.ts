@@ -10,7 +10,6 @@ import { peopleProjection } from './people/people-projection.ts';
 export * from './people/people.ts';
 export * from './people/people-projection.ts';
 export * from './people/friendships-projection.ts';
-export * from './people/catch-up.ts';
 export * from './groups/groups-projection.ts';
 export * from './groups/group-directory.ts';
 

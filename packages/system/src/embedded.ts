@@ -1,12 +1,12 @@
 import { buildGatewayApp, inProcessClient, type ServiceClient } from '@castie/gateway';
 import type { PasswordHasher } from '@castie/identity';
 import type { ServiceName } from '@castie/contracts';
-import { ManualClock, systemClock, type BuiltService, type Cache, type Clock, type EventStore } from '@castie/platform';
+import { ManualClock, systemClock, type BuiltService, type Cache, type Clock, type DocumentStore, type EventLog, type EventStore } from '@castie/platform';
 import { createFileEventLog } from '@castie/platform/embedded/file-event-log';
 import { createLogEventStore } from '@castie/platform/embedded/log-event-store';
 import { createLocalMediaStore } from '@castie/platform/embedded/local-media-store';
 import { createMemoryCache } from '@castie/platform/embedded/memory-cache';
-import { createMemoryDocumentStore } from '@castie/platform/embedded/memory-document-store';
+import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import { createOutboxMailer } from '@castie/platform/embedded/outbox-mailer';
 import { createRedisCache } from '@castie/platform/redis/redis-cache';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
@@ -34,15 +34,35 @@ export interface EmbeddedOptions {
 }
 
 /**
+ * The embedded profile's event log (`<dataDir>/log`) and its event stores: one per topic, shared by
+ * whoever asks (only the owning service writes it). `close` closes the stores, then the log.
+ * Also used by tools that write history straight through the write side (`npm run seed`).
+ */
+export async function openEmbeddedEventStores(dataDir: string, onWarning?: (message: string) => void): Promise<{ log: EventLog; eventStore(topic: string): Promise<EventStore>; close(): Promise<void> }> {
+  const log = await createFileEventLog({ dir: join(dataDir, 'log'), ...(onWarning ? { onWarning } : {}) });
+  const stores = new Map<string, Promise<EventStore>>();
+  const eventStore = (topic: string) => stores.get(topic) ?? stores.set(topic, createLogEventStore({ log, topic })).get(topic)!;
+  return {
+    log,
+    eventStore,
+    async close() {
+      for (const store of stores.values()) await (await store).close();
+      await log.close();
+    },
+  };
+}
+
+/**
  * The embedded profile: the gateway and every service in one process, on the embedded adapters,
  * with all data under `dataDir`. Services are still reached through their HTTP contract (inject),
- * exactly as the cluster's gateway reaches them over the network. Each service has its own read
- * model store, rebuilt from the log at start.
+ * exactly as the cluster's gateway reaches them over the network. Each service keeps its read
+ * models in its own SQLite file under `<dataDir>/read-models/`, resumed at start (rebuilt from the
+ * log when missing or when a projection's version changed).
  */
 export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOptions = {}): Promise<EmbeddedSystem> {
   const logger = options.logger;
   await mkdir(config.dataDir, { recursive: true });
-  const log = await createFileEventLog({ dir: join(config.dataDir, 'log'), onWarning: (message) => logger?.warn(message) });
+  const { log, eventStore, close: closeEvents } = await openEmbeddedEventStores(config.dataDir, (message) => logger?.warn(message));
   const clock: Clock = options.clock ?? (config.CLOCK === 'manual' ? new ManualClock() : systemClock);
   // Only CLOCK=manual lets operators move time; a test's fixed clock alone does not.
   const manualClock = config.CLOCK === 'manual' && clock instanceof ManualClock ? clock : null;
@@ -50,18 +70,20 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
   const mailer = createOutboxMailer({ dir: join(config.dataDir, 'outbox'), onSent: (info: unknown) => logger?.info({ mail: info }, 'mail written to the outbox') });
   const cache: Cache = config.REDIS_URL ? createRedisCache({ url: config.REDIS_URL, keyPrefix: 'castie:' }) : createMemoryCache();
 
-  // One event store per topic, shared by whoever asks (only the owning service writes it).
-  const stores = new Map<string, Promise<EventStore>>();
-  const eventStore = (topic: string) => stores.get(topic) ?? stores.set(topic, createLogEventStore({ log, topic })).get(topic)!;
-
   const services = new Map<ServiceName, BuiltService>();
   const clients: Partial<Record<ServiceName, ServiceClient>> = {};
+  // Each service's read models in its own SQLite file: kept across restarts, rebuilt when missing.
+  const readModelDir = join(config.dataDir, 'read-models');
+  await mkdir(readModelDir, { recursive: true });
+  const documents: DocumentStore[] = [];
   for (const module of allServices(options.passwords ? { passwords: options.passwords } : {})) {
     const started = Date.now();
+    const store = openSqliteDocumentStore({ path: join(readModelDir, `${module.name}.db`) });
+    documents.push(store);
     const built = await module.build({
       log,
       eventStore,
-      documents: createMemoryDocumentStore(),
+      documents: store,
       clock,
       media,
       cache,
@@ -99,11 +121,11 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
         await service.close();
         await service.app.close();
       }
+      for (const store of documents) await store.close();
       await cache.close();
       await mailer.close();
       await media.close();
-      for (const store of stores.values()) await (await store).close();
-      await log.close();
+      await closeEvents();
     },
   };
 }

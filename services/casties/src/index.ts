@@ -1,4 +1,7 @@
 export { buildCastiesApp } from './app.ts';
-export type { CastiesDeps } from './context.ts';
-export { castiesModule, startCastiesReadModels } from './module.ts';
-export { CASTIES_COLLECTIONS } from './read-model/projection.ts';
+export type { CastiesDeps } from './app.ts';
+export { castiesModule, castiesProjections, startCastiesReadModels } from './module.ts';
+export { castieDecider, castieStreamId, isEnded, type CastieCommand, type CastieState, type ScoredForecast } from './casties/decider.ts';
+export { randomId48 } from './casties/routes.ts';
+export { forecastDecider, forecastStreamId, type ForecastState, type PlaceForecast } from './forecasting/decider.ts';
+export { commentDecider, commentStreamId, type CommentCommand, type CommentState } from './comments/decider.ts';

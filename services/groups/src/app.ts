@@ -1,4 +1,4 @@
-import { createServiceApp, type ConsistencyGate } from '@castie/platform';
+import { createServiceApp } from '@castie/platform';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { administrationRoutes } from './administration/routes.ts';
 import { groupsContext, type GroupsDeps } from './context.ts';
@@ -13,8 +13,8 @@ import { requestRoutes } from './requests/routes.ts';
  * group listings, followers and the groups subsection of profiles. Writes decide on the group
  * and membership streams; reads come from its own copy of people, friendships and groups.
  */
-export function buildGroupsApp(deps: GroupsDeps & { consistency?: ConsistencyGate; logger?: FastifyBaseLogger | boolean }): FastifyInstance {
-  const app = createServiceApp({ name: 'groups', ...(deps.logger ? { logger: deps.logger } : {}), ...(deps.consistency ? { consistency: deps.consistency } : {}) });
+export function buildGroupsApp(deps: GroupsDeps & { logger?: FastifyBaseLogger | boolean }): FastifyInstance {
+  const app = createServiceApp({ name: 'groups', readModels: deps.readModels, ...(deps.logger ? { logger: deps.logger } : {}) });
   const ctx = groupsContext(deps);
   administrationRoutes(app, ctx);
   followingRoutes(app, ctx);

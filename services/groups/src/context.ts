@@ -1,6 +1,6 @@
-import { DomainError, groupEvents, GROUPS_TOPIC, messages, SLUG_PATTERN } from '@castie/contracts';
-import { CommandHandler, type Caller, type Clock, type CommandMeta, type DocumentStore, type EventLog, type EventStore, type LogPosition, type ProjectionRunner } from '@castie/platform';
-import { catchUpWith, GroupDirectory, People } from '@castie/reference';
+import { DomainError, groupEvents, messages, SLUG_PATTERN } from '@castie/contracts';
+import { CommandHandler, type Caller, type Clock, type CommandMeta, type DocumentStore, type EventStore, type ReadModels } from '@castie/platform';
+import { GroupDirectory, People } from '@castie/reference';
 import { groupDecider, groupStreamId, type GroupState } from './administration/group-decider.ts';
 import { membershipDecider } from './following/membership-decider.ts';
 
@@ -9,9 +9,8 @@ export interface GroupsDeps {
   store: EventStore;
   /** This service's own read models: people, friendships and groups (see module.ts). */
   documents: DocumentStore;
-  log: EventLog;
-  /** The runner that keeps `documents`: admin writes wait for it, unknown handles and slugs catch up with it. */
-  readModels: Pick<ProjectionRunner, 'waitFor'>;
+  /** How far `documents` is in the log: admin writes wait for it, unknown handles and slugs catch up with it. */
+  readModels: ReadModels;
   clock: Clock;
   /** IANA time zone of the dates and times the API shows. */
   timeZone: string;
@@ -25,8 +24,8 @@ export type CreatedGroup = Extract<GroupState, { status: 'created' }>;
 export function groupsContext(deps: GroupsDeps) {
   const groups = new CommandHandler(deps.store, groupEvents, groupDecider);
   const memberships = new CommandHandler(deps.store, groupEvents, membershipDecider);
-  const people = new People(deps.documents, deps.timeZone, { catchUp: catchUpWith(deps.log, deps.readModels) });
-  const directory = new GroupDirectory(deps.documents, people, { catchUp: catchUpWith(deps.log, deps.readModels, { topic: GROUPS_TOPIC }) });
+  const people = new People(deps.documents, deps.timeZone, deps.readModels);
+  const directory = new GroupDirectory(deps.documents, people, deps.readModels);
   const opts = { checkResponses: deps.checkResponses ?? false };
 
   /**
@@ -41,13 +40,8 @@ export function groupsContext(deps: GroupsDeps) {
     return state;
   }
 
-  /** Waits (bounded) until this service's read models have applied a write: operators have no session. */
-  async function settle(positions: readonly LogPosition[]): Promise<void> {
-    if (positions.length > 0) await deps.readModels.waitFor(positions, 3000);
-  }
-
   const meta = (actor: Caller | 'admin'): CommandMeta => ({ actor: actor === 'admin' ? 'admin' : actor.userId, now: deps.clock.now() });
 
-  return { ...deps, groups, memberships, people, directory, opts, loadGroup, settle, meta };
+  return { ...deps, groups, memberships, people, directory, opts, loadGroup, meta };
 }
 export type GroupsContext = ReturnType<typeof groupsContext>;

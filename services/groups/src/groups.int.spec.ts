@@ -16,7 +16,8 @@ import {
   type Endpoint,
   type EventCatalog,
 } from '@castie/contracts';
-import { createMemoryDocumentStore, ManualClock, newId, type DocumentStore, type EventLog, type EventStore, type LogRecord, type ProjectionRunner } from '@castie/platform';
+import { ManualClock, newId, type CollectionSpec, type Doc, type DocumentStore, type EventLog, type EventStore, type LogRecord, type ProjectionRunner } from '@castie/platform';
+import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import { createFileEventLog } from '@castie/platform/embedded/file-event-log';
 import { createLogEventStore } from '@castie/platform/embedded/log-event-store';
 import { GROUP_DELETED_USERS, GROUP_MEMBERSHIPS, GROUP_SCORES, GROUPS, groupsProjections, peopleProjections } from '@castie/reference';
@@ -45,13 +46,14 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'castie-groups-'));
   log = await createFileEventLog({ dir: join(dir, 'log') });
   for (const topic of Object.keys(catalogs)) stores.set(topic, await createLogEventStore({ log, topic }));
-  documents = createMemoryDocumentStore();
+  documents = openSqliteDocumentStore({ path: join(dir, 'groups.db') });
   runner = await startGroupsReadModels({ log, documents });
-  app = buildGroupsApp({ store: stores.get(GROUPS_TOPIC)!, documents, log, readModels: runner, consistency: runner, clock, timeZone: 'UTC', checkResponses: true });
+  app = buildGroupsApp({ store: stores.get(GROUPS_TOPIC)!, documents, readModels: runner, clock, timeZone: 'UTC', checkResponses: true });
 });
 afterAll(async () => {
   await app.close();
   await runner.stop();
+  await documents.close();
   for (const store of stores.values()) await store.close();
   await log.close();
   await rm(dir, { recursive: true, force: true });
@@ -219,9 +221,8 @@ describe('groups read model: at-least-once delivery', () => {
 
     const records = await allRecords();
     expect(records.length).toBeGreaterThan(30);
-    const rebuilt = createMemoryDocumentStore();
+    const rebuilt = openSqliteDocumentStore({ path: ':memory:' });
     const projections = [...peopleProjections(rebuilt), ...groupsProjections(rebuilt)];
-    for (const p of projections) await p.setup?.(rebuilt);
     for (const record of records) {
       const envelope = EventEnvelopeSchema.parse(JSON.parse(record.value));
       const event = catalogs[record.topic]!.parse(envelope) as DomainEvent;
@@ -230,12 +231,12 @@ describe('groups read model: at-least-once delivery', () => {
 
     // `_applied` is delivery bookkeeping (which offsets a document saw): it depends on the order in
     // which topics interleave, the content does not.
-    const content = ({ _applied: _marks, ...doc }: Record<string, unknown>) => doc;
-    const dump = async (store: DocumentStore) =>
-      Object.fromEntries(await Promise.all([GROUPS, GROUP_MEMBERSHIPS, GROUP_SCORES, GROUP_DELETED_USERS].map(async (c) => [c, (await store.collection(c).find({}, { sort: { _id: 1 } })).map(content)])));
+    const contents = async <T extends Doc>(store: DocumentStore, spec: CollectionSpec<T>) =>
+      (await store.collection(spec).find({})).map(({ _applied: _marks, ...doc }) => doc).sort((a, b) => (a._id < b._id ? -1 : 1));
+    const dump = async (store: DocumentStore) => [await contents(store, GROUPS), await contents(store, GROUP_MEMBERSHIPS), await contents(store, GROUP_SCORES), await contents(store, GROUP_DELETED_USERS)];
     expect(await dump(rebuilt)).toEqual(await dump(documents));
 
-    const twin = buildGroupsApp({ store: stores.get(GROUPS_TOPIC)!, documents: rebuilt, log, readModels: { waitFor: async () => true }, clock, timeZone: 'UTC', checkResponses: true });
+    const twin = buildGroupsApp({ store: stores.get(GROUPS_TOPIC)!, documents: rebuilt, readModels: { waitFor: async () => true, catchUp: async () => true }, clock, timeZone: 'UTC', checkResponses: true });
     try {
       const reads = [
         [groupsApi.listGroups, '/api/groups/'],

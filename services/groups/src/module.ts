@@ -27,9 +27,7 @@ export function groupsModule(): ServiceModule {
       const app = buildGroupsApp({
         store: await deps.eventStore(GROUPS_TOPIC),
         documents: deps.documents,
-        log: deps.log,
         readModels: runner,
-        consistency: runner,
         clock: deps.clock,
         timeZone: deps.timeZone,
         checkResponses: deps.checkResponses,

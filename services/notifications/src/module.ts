@@ -26,7 +26,7 @@ export function notificationsModule(): ServiceModule {
         ...(deps.logger ? { logger: deps.logger } : {}),
       });
       await runner.caughtUp();
-      const app = createServiceApp({ name: 'notifications', consistency: runner, ...(deps.logger ? { logger: deps.logger } : {}) });
+      const app = createServiceApp({ name: 'notifications', readModels: runner, ...(deps.logger ? { logger: deps.logger } : {}) });
       const ctx = notificationsContext({ inbox: await deps.eventStore(NOTIFICATIONS_TOPIC), documents: store, people, groups, clock: deps.clock, timeZone: deps.timeZone, checkResponses: deps.checkResponses });
       activityRoutes(app, ctx);
       countsRoutes(app, ctx);

@@ -1,5 +1,5 @@
 import { socialEvents } from '@castie/contracts';
-import { CommandHandler, type Clock, type DocumentStore, type EventStore } from '@castie/platform';
+import { CommandHandler, type Clock, type DocumentStore, type EventStore, type ReadModels } from '@castie/platform';
 import { People } from '@castie/reference';
 import { friendshipDecider } from './frodads/decider.ts';
 
@@ -9,8 +9,8 @@ export interface SocialDeps {
   /** This service's read models: its copy of people and friendships (packages/reference). */
   documents: DocumentStore;
   clock: Clock;
-  /** Lets the copy of people catch up with identity before a handle is called unknown. */
-  catchUp?: () => Promise<void>;
+  /** How far `documents` is in the log: requests wait for their user's writes; unknown handles catch up first. */
+  readModels?: ReadModels;
   /** IANA time zone of dates and times in responses. */
   timeZone?: string;
   /** Check every response against its contract (on in tests). */
@@ -20,7 +20,7 @@ export interface SocialDeps {
 /** What the features of social share: the friendship streams and the copy of people. */
 export function socialContext(deps: SocialDeps) {
   const frodads = new CommandHandler(deps.frodads, socialEvents, friendshipDecider);
-  const people = new People(deps.documents, deps.timeZone ?? 'UTC', deps.catchUp ? { catchUp: deps.catchUp } : {});
+  const people = new People(deps.documents, deps.timeZone ?? 'UTC', deps.readModels);
   return { ...deps, frodads, people, routeOptions: { checkResponses: deps.checkResponses ?? false } };
 }
 export type SocialContext = ReturnType<typeof socialContext>;

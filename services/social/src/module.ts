@@ -1,6 +1,6 @@
 import { castieEvents, groupEvents, identityEvents, SOCIAL_TOPIC, socialEvents } from '@castie/contracts';
 import { startProjections, type ServiceModule } from '@castie/platform';
-import { catchUpWith, peopleProjections } from '@castie/reference';
+import { peopleProjections } from '@castie/reference';
 import { buildSocialApp } from './app.ts';
 
 /**
@@ -27,10 +27,9 @@ export function socialModule(): ServiceModule {
         frodads: await deps.eventStore(SOCIAL_TOPIC),
         documents: store,
         clock: deps.clock,
-        catchUp: catchUpWith(deps.log, runner),
+        readModels: runner,
         timeZone: deps.timeZone,
         checkResponses: deps.checkResponses,
-        consistency: runner,
         ...(logger ? { logger } : {}),
       });
       return { app, close: () => runner.stop() };

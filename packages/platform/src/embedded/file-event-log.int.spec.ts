@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describeEventLog } from '../../../testing/src/conformance/event-log.ts';
+import { describeEventLog } from '../testing/conformance/event-log.ts';
 import type { EventLog, LogRecord } from '../ports/event-log.ts';
 import { createFileEventLog } from './file-event-log.ts';
 

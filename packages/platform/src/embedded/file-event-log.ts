@@ -406,6 +406,10 @@ class FileSubscription implements Subscription {
   ) {
     this.topics = new Set(files.map((f) => f.name));
     this.handledPositions = new HandledPositions(this.topics);
+    // Starting at an offset means everything before it counts as handled (waitFor resolves for it).
+    files.forEach((file, i) => {
+      if (starts[i]! > 0) this.handledPositions.mark(positionKey({ topic: file.name, partition: PARTITION }), starts[i]! - 1);
+    });
     this.loops = files.map((file, i) =>
       this.consume(file, starts[i]!).catch((err: unknown) => warn(`consumer group ${options.group} stopped reading ${file.name}: ${errorMessage(err)}`)),
     );

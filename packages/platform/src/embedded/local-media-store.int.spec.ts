@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-// Relative import: @castie/testing depends on @castie/platform, so the reverse would be a cycle.
-import { describeMediaStore } from '../../../testing/src/conformance/media.ts';
+import { describeMediaStore } from '../testing/conformance/media.ts';
 import { createLocalMediaStore } from './local-media-store.ts';
 
 const dirs: string[] = [];

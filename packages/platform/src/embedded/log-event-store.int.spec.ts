@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventEnvelope } from '@castie/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describeEventStore } from '../../../testing/src/conformance/event-store.ts';
+import { describeEventStore } from '../testing/conformance/event-store.ts';
 import type { EventLog, LogRecord } from '../ports/event-log.ts';
 import { createFileEventLog } from './file-event-log.ts';
 import { createLogEventStore } from './log-event-store.ts';

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-// Relative import: @castie/testing depends on @castie/platform, so the reverse would be a cycle.
-import { describeCache } from '../../../testing/src/conformance/cache.ts';
+import { describeCache } from '../testing/conformance/cache.ts';
 import { createMemoryCache } from './memory-cache.ts';
 
 describeCache('in process', () => createMemoryCache());

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-// Relative imports: @castie/testing depends on @castie/platform, so the reverse would be a cycle.
-import { describeEventLog } from '../../../testing/src/conformance/event-log.ts';
-import { testKafka } from '../../../testing/src/servers/kafka.ts';
+import { describeEventLog } from '../testing/conformance/event-log.ts';
+import { testKafka } from '../testing/servers/kafka.ts';
 import type { EventLog } from '../ports/event-log.ts';
 import { createKafkaEventLog } from './kafka-event-log.ts';
 

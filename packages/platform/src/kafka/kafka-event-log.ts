@@ -276,6 +276,8 @@ class KafkaSubscription implements Subscription {
     // Clamped into the partition's range, so the seek lands on a record (or the end) and never resets.
     const offset = at === 'earliest' ? low : Math.min(Math.max(at.offset, low), high);
     this.consumer.seek({ topic, partition, offset: String(offset) });
+    // Starting at an offset means everything before it counts as handled (waitFor resolves for it).
+    if (offset > 0) this.handledPositions.mark(positionKey({ topic, partition }), offset - 1);
     return offset;
   }
 

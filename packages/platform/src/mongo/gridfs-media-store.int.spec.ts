@@ -1,8 +1,7 @@
 import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe } from 'vitest';
-// Relative imports: @castie/testing depends on @castie/platform, so the reverse would be a cycle.
-import { describeMediaStore } from '../../../testing/src/conformance/media.ts';
-import { testMongo, uniqueDatabase } from '../../../testing/src/servers/mongo.ts';
+import { describeMediaStore } from '../testing/conformance/media.ts';
+import { testMongo, uniqueDatabase } from '../testing/servers/mongo.ts';
 import { createGridFsMediaStore } from './gridfs-media-store.ts';
 import { connectMongo } from './mongo-document-store.ts';
 

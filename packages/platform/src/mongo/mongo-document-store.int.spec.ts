@@ -1,8 +1,7 @@
 import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe } from 'vitest';
-// Relative imports: @castie/testing depends on @castie/platform, so the reverse would be a cycle.
-import { describeDocumentStore } from '../../../testing/src/conformance/document-store.ts';
-import { testMongo, uniqueDatabase } from '../../../testing/src/servers/mongo.ts';
+import { describeDocumentStore } from '../testing/conformance/document-store.ts';
+import { testMongo, uniqueDatabase } from '../testing/servers/mongo.ts';
 import { connectMongo, createMongoDocumentStore } from './mongo-document-store.ts';
 
 const mongo = await testMongo();
@@ -19,11 +18,12 @@ describe.skipIf(!mongo.url)(`mongo document store${mongo.url ? ` (${mongo.reason
 
   describeDocumentStore('mongodb', () => {
     // A database per test, dropped when the suite closes the store.
-    const store = createMongoDocumentStore({ client, database: uniqueDatabase() });
+    const database = uniqueDatabase();
+    const store = createMongoDocumentStore({ client, database });
     return {
       ...store,
       close: async () => {
-        await store.dropAll();
+        await client.db(database).dropDatabase();
         await store.close();
       },
     };

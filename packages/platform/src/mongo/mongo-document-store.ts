@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient, MongoServerError, type Db, type Filter as MongoFilter, type UpdateFilter } from 'mongodb';
-import { DuplicateKeyError, type Collection, type Doc, type DocumentStore, type Filter, type Update, type UpdateResult } from '../ports/document-store.ts';
+import { DuplicateKeyError, type Collection, type CollectionSpec, type Doc, type DocumentStore, type UpdateResult } from '../ports/document-store.ts';
 
 export type MongoDocumentStoreOptions =
   /** The store opens its own client and closes it in `close`. */
@@ -36,64 +36,102 @@ const result = (r: { matchedCount: number; modifiedCount: number; upsertedId?: u
  * Ids are strings in this system. An upsert whose filter names no _id would get an ObjectId from
  * MongoDB; it gets a string instead, in the embedded store's format.
  */
-function withStringId(filter: Filter, update: Update, upsert: boolean | undefined): Update {
+function withStringId(filter: Record<string, unknown>, update: Record<string, unknown>, upsert: boolean | undefined): Record<string, unknown> {
   if (!upsert || '_id' in filter) return update;
-  return { ...update, $setOnInsert: { _id: randomUUID().replaceAll('-', ''), ...update.$setOnInsert } };
+  return { ...update, $setOnInsert: { _id: randomUUID().replaceAll('-', ''), ...(update.$setOnInsert as object | undefined) } };
 }
+
+const indexName = (keys: Record<string, unknown>): string => `castie_${Object.entries(keys).map(([k, d]) => `${k}_${String(d)}`).join('_')}`;
 
 /**
  * The document store port on MongoDB through the official driver: a thin wrapper, since the port
- * is a MongoDB subset. One store is one database (the service's read models); `dropAll` drops it.
+ * is a MongoDB subset. One store is one database (the service's read models). A collection's
+ * indexes are created on its first use; indexes this code made that its spec no longer names are
+ * dropped. Units of work are not transactions here (see the port).
  */
 export function createMongoDocumentStore(options: MongoDocumentStoreOptions): DocumentStore {
   const ownsClient = 'url' in options;
   const client = 'url' in options ? connectMongo(options.url) : options.client;
   const db: Db = client.db(options.database);
+  const ready = new Map<string, Promise<void>>();
 
-  function collection<T extends Doc = Doc>(name: string): Collection<T> {
-    // The driver's generic filter types are stricter than the port's plain records.
+  async function ensureIndexes(spec: CollectionSpec<Doc>): Promise<void> {
+    const c = db.collection(spec.name);
+    const wanted = new Map((spec.indexes ?? []).map((index) => [indexName(index.keys), index.keys as Record<string, 1 | -1>]));
+    const existing = await c.indexes().catch(() => [] as { name?: string }[]);
+    for (const index of existing) if (index.name?.startsWith('castie_') && !wanted.has(index.name)) await c.dropIndex(index.name);
+    for (const [name, keys] of wanted) await c.createIndex(keys, { name });
+  }
+
+  function collection<T extends Doc>(spec: CollectionSpec<T>): Collection<T> {
+    const name = spec.name;
+    // The driver's generic filter types differ from the port's; the port's are the checked ones.
     const c = db.collection<Doc>(name);
-    const filterOf = (filter: Filter): MongoFilter<Doc> => filter as MongoFilter<Doc>;
-    return {
+    const opened = async () => {
+      let done = ready.get(name);
+      if (!done) {
+        done = ensureIndexes(spec as unknown as CollectionSpec<Doc>);
+        ready.set(name, done);
+        done.catch(() => ready.delete(name));
+      }
+      await done;
+      return c;
+    };
+    const filterOf = (filter: unknown): MongoFilter<Doc> => (filter ?? {}) as MongoFilter<Doc>;
+    const handle = {
       name,
-      async createIndex(keys, indexOptions = {}) {
-        await mapDuplicate(name, () => c.createIndex(keys, { ...(indexOptions.unique ? { unique: true } : {}), ...(indexOptions.name ? { name: indexOptions.name } : {}) }));
+      async findOne(filter: unknown, findOptions: object = {}) {
+        return (await opened()).findOne(filterOf(filter), findOptions);
       },
-      async findOne(filter, findOptions = {}) {
-        return (await c.findOne(filterOf(filter), findOptions)) as unknown as T | null;
+      async find(filter: unknown, findOptions: object = {}) {
+        return (await opened()).find(filterOf(filter), findOptions).toArray();
       },
-      async find(filter, findOptions = {}) {
-        return (await c.find(filterOf(filter), findOptions).toArray()) as unknown as T[];
+      async countDocuments(filter?: unknown) {
+        return (await opened()).countDocuments(filterOf(filter));
       },
-      async countDocuments(filter = {}) {
-        return c.countDocuments(filterOf(filter));
+      async insertOne(doc: Doc) {
+        const col = await opened();
+        await mapDuplicate(name, () => col.insertOne({ ...doc }));
       },
-      async insertOne(doc) {
-        await mapDuplicate(name, () => c.insertOne({ ...doc }));
+      async replaceOne(filter: unknown, doc: Doc, replaceOptions: { upsert?: boolean } = {}) {
+        const col = await opened();
+        return result(await mapDuplicate(name, () => col.replaceOne(filterOf(filter), doc, { upsert: replaceOptions.upsert ?? false })));
       },
-      async replaceOne(filter, doc, replaceOptions = {}) {
-        return result(await mapDuplicate(name, () => c.replaceOne(filterOf(filter), doc, { upsert: replaceOptions.upsert ?? false })));
-      },
-      async updateOne(filter, update, updateOptions = {}) {
+      async updateOne(filter: unknown, update: unknown, updateOptions: { upsert?: boolean } = {}) {
+        const col = await opened();
         const upsert = updateOptions.upsert ?? false;
-        return result(await mapDuplicate(name, () => c.updateOne(filterOf(filter), withStringId(filter, update, upsert) as UpdateFilter<Doc>, { upsert })));
+        const f = (filter ?? {}) as Record<string, unknown>;
+        return result(await mapDuplicate(name, () => col.updateOne(filterOf(f), withStringId(f, update as Record<string, unknown>, upsert) as UpdateFilter<Doc>, { upsert })));
       },
-      async updateMany(filter, update) {
-        return result(await mapDuplicate(name, () => c.updateMany(filterOf(filter), update as UpdateFilter<Doc>)));
+      async updateMany(filter: unknown, update: unknown) {
+        const col = await opened();
+        return result(await mapDuplicate(name, () => col.updateMany(filterOf(filter), update as UpdateFilter<Doc>)));
       },
-      async deleteOne(filter) {
-        return (await c.deleteOne(filterOf(filter))).deletedCount;
+      async deleteOne(filter: unknown) {
+        return (await (await opened()).deleteOne(filterOf(filter))).deletedCount;
       },
-      async deleteMany(filter = {}) {
-        return (await c.deleteMany(filterOf(filter))).deletedCount;
+      async deleteMany(filter?: unknown) {
+        return (await (await opened()).deleteMany(filterOf(filter))).deletedCount;
       },
     };
+    return handle as unknown as Collection<T>;
   }
 
   return {
     collection,
-    async dropAll() {
-      await db.dropDatabase();
+    // Not atomic on MongoDB: projections are idempotent instead (updateOnce), see the port.
+    transaction: (fn) => fn(),
+    async drop(names) {
+      for (const name of names) {
+        ready.delete(name);
+        await db
+          .collection(name)
+          .drop()
+          .catch((err: unknown) => {
+            // NamespaceNotFound: nothing to drop.
+            if (!(err instanceof MongoServerError && err.code === 26)) throw err;
+          });
+      }
     },
     async close() {
       if (ownsClient) await client.close();

@@ -5,10 +5,9 @@ import { join } from 'node:path';
 import type { EventEnvelope } from '@castie/contracts';
 import type { MongoClient } from 'mongodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-// Relative imports: @castie/testing depends on @castie/platform, so the reverse would be a cycle.
-import { describeEventStore } from '../../../testing/src/conformance/event-store.ts';
-import { testKafka } from '../../../testing/src/servers/kafka.ts';
-import { testMongo, uniqueDatabase } from '../../../testing/src/servers/mongo.ts';
+import { describeEventStore } from '../testing/conformance/event-store.ts';
+import { testKafka } from '../testing/servers/kafka.ts';
+import { testMongo, uniqueDatabase } from '../testing/servers/mongo.ts';
 import { createFileEventLog } from '../embedded/file-event-log.ts';
 import { createKafkaEventLog } from '../kafka/kafka-event-log.ts';
 import type { EventLog, LogRecord } from '../ports/event-log.ts';

@@ -1,30 +1,137 @@
 /**
- * The document store port for read models: a MongoDB-compatible subset, so that the MongoDB
- * adapter is a thin wrapper of the official driver and the embedded one answers the same queries.
+ * The document store port for read models: a typed subset of MongoDB's query language, so that
+ * the MongoDB adapter is a thin wrapper of the official driver and the SQLite adapter answers the
+ * same queries from B-tree indexes. Types follow the driver's style: `Filter<T>`, `Update<T>` and
+ * `Sort<T>` only accept the document's own fields (dotted paths into objects included) with
+ * values of the field's type, so call sites never cast.
  *
- * Supported: filters with equality on (dotted) fields, $eq $ne $gt $gte $lt $lte $in $nin $exists
- * $and $or $regex; sort on one or more fields; skip/limit; projection of included fields; update
- * operators $set $unset $inc $push $pull $addToSet $setOnInsert $max $min; upsert; unique and
- * secondary indexes.
+ * The subset, which the conformance suite pins down for every adapter:
+ * - documents are JSON values (strings, finite numbers, booleans, null, arrays, objects), `_id` a
+ *   string; dates are ISO-8601 strings, which sort as instants;
+ * - a field holds one type; fields that hold arrays are declared in the collection's spec
+ *   (`arrays`), and a condition on such a field matches when any element matches (MongoDB's
+ *   semantics); other fields are scalars or objects;
+ * - filters: equality on (dotted) fields, $eq $ne $gt $gte $lt $lte $in $nin $exists $regex,
+ *   $and $or; null matches null and missing fields; $ne and $nin match missing fields;
+ * - sort on one or more scalar fields (null and missing first ascending), skip, limit,
+ *   projection of included fields;
+ * - updates: $set $unset $inc $max $min $push $pull (by value) $addToSet ($each) $setOnInsert,
+ *   upsert; unique and secondary indexes (compound, ordered), declared with the collection.
  */
-export type Doc = { _id: string } & Record<string, unknown>;
-export type Filter = Record<string, unknown>;
-export type Update = Partial<Record<'$set' | '$unset' | '$inc' | '$push' | '$pull' | '$addToSet' | '$setOnInsert' | '$max' | '$min', Record<string, unknown>>>;
-export type Sort = Record<string, 1 | -1>;
 
-export interface FindOptions {
-  sort?: Sort;
-  skip?: number;
-  limit?: number;
-  /** Fields to return, e.g. { handle: 1 } (with _id always included). */
-  projection?: Record<string, 1>;
+/** A JSON scalar as documents hold it. */
+export type Scalar = string | number | boolean | null;
+
+/** Every read-model document. `_applied` is `updateOnce`'s record of the log positions it applied. */
+export interface Doc {
+  _id: string;
+  _applied?: Record<string, number>;
 }
+
+type Leaf = Scalar | undefined | readonly unknown[];
+type Prev = [never, 0, 1, 2, 3];
+
+/** Dotted paths of T's fields, into objects and records (not into arrays), at most 4 deep. */
+export type Path<T, D extends number = 4> = [D] extends [never]
+  ? never
+  : {
+      [K in keyof T & string]: K | (NonNullable<T[K]> extends Leaf ? never : `${K}.${Path<NonNullable<T[K]>, Prev[D]>}`);
+    }[keyof T & string];
+
+/** The type of the value at a dotted path. */
+export type PathValue<T, P extends string> = P extends `${infer K}.${infer R}`
+  ? K extends keyof T
+    ? PathValue<NonNullable<T[K]>, R>
+    : never
+  : P extends keyof T
+    ? T[P]
+    : never;
+
+type ElementOf<V> = V extends readonly (infer E)[] ? E : never;
+
+/** What a filter may say about one scalar field (null also matches a missing field). */
+export type ValueCondition<V> =
+  | V
+  | null
+  | {
+      $eq?: V;
+      $ne?: V | null;
+      $gt?: NonNullable<V>;
+      $gte?: NonNullable<V>;
+      $lt?: NonNullable<V>;
+      $lte?: NonNullable<V>;
+      $in?: readonly (V | null)[];
+      $nin?: readonly (V | null)[];
+      $exists?: boolean;
+      $regex?: V extends string ? string | RegExp : never;
+      $options?: V extends string ? string : never;
+    };
+
+/** What a filter may say about an array field: conditions apply to its elements. */
+export type ArrayCondition<E> = E | { $eq?: E; $ne?: E; $in?: readonly E[]; $nin?: readonly E[]; $exists?: boolean };
+
+export type Condition<V> = NonNullable<V> extends readonly unknown[] ? ArrayCondition<ElementOf<NonNullable<V>>> : ValueCondition<V>;
+
+export type Filter<T> = { [P in Path<T & Doc>]?: Condition<PathValue<T & Doc, P>> } & {
+  $and?: readonly Filter<T>[];
+  $or?: readonly Filter<T>[];
+};
+
+type PathsWhere<T, V> = { [P in Path<T>]: PathValue<T, P> extends V ? P : never }[Path<T>];
+type ArrayPaths<T> = { [P in Path<T>]: NonNullable<PathValue<T, P>> extends readonly unknown[] ? P : never }[Path<T>];
+
+export interface Update<T> {
+  $set?: { [P in Path<T & Doc>]?: PathValue<T & Doc, P> };
+  $setOnInsert?: { [P in Path<T>]?: PathValue<T, P> };
+  $unset?: { [P in Path<T>]?: '' | true | 1 };
+  $inc?: { [P in PathsWhere<T, number | undefined>]?: number };
+  $max?: { [P in Path<T>]?: NonNullable<PathValue<T, P>> };
+  $min?: { [P in Path<T>]?: NonNullable<PathValue<T, P>> };
+  $push?: { [P in ArrayPaths<T>]?: ElementOf<NonNullable<PathValue<T, P>>> };
+  /** Removes every element equal to the value. */
+  $pull?: { [P in ArrayPaths<T>]?: ElementOf<NonNullable<PathValue<T, P>>> };
+  $addToSet?: { [P in ArrayPaths<T>]?: ElementOf<NonNullable<PathValue<T, P>>> | { $each: readonly ElementOf<NonNullable<PathValue<T, P>>>[] } };
+}
+
+export type Sort<T> = { [P in Path<T & Doc>]?: 1 | -1 };
+export type IndexKeys<T> = { [P in Path<T & Doc>]?: 1 | -1 };
+
+export interface FindOptions<T> {
+  sort?: Sort<T>;
+  skip?: number;
+  /** 0 or absent: no limit. */
+  limit?: number;
+}
+
+/** The included fields of a projection; `_id` always comes along. */
+export type FieldProjection<K extends string> = { readonly [P in K]: 1 };
 
 export interface UpdateResult {
   matchedCount: number;
   modifiedCount: number;
   upsertedId: string | null;
 }
+
+export interface IndexSpec<T> {
+  keys: IndexKeys<T>;
+  unique?: boolean;
+}
+
+/**
+ * A read model's collection as it is declared next to its projection: its name, which fields
+ * hold arrays and the indexes its queries need. Every adapter creates them when the collection
+ * is first used; an index that a spec no longer names is dropped.
+ */
+export interface CollectionSpec<T extends Doc> {
+  /** Letters, digits and `_`, starting with a letter or `_`. */
+  name: string;
+  /** Top-level fields holding arrays (conditions on them match any element; indexes on them are multikey). */
+  arrays?: readonly ArrayPaths<T>[];
+  indexes?: readonly IndexSpec<T>[];
+}
+
+/** Declares a collection with the document type checked against its fields. */
+export const collectionSpec = <T extends Doc>(spec: CollectionSpec<T>): CollectionSpec<T> => spec;
 
 /** Thrown when a write would break a unique index (MongoDB error code 11000). */
 export class DuplicateKeyError extends Error {
@@ -38,25 +145,31 @@ export class DuplicateKeyError extends Error {
   }
 }
 
-export interface Collection<T extends Doc = Doc> {
+export interface Collection<T extends Doc> {
   readonly name: string;
-  /** Idempotent: creating an existing index again is a no-op. */
-  createIndex(keys: Record<string, 1 | -1>, options?: { unique?: boolean; name?: string }): Promise<void>;
-  findOne(filter: Filter, options?: Pick<FindOptions, 'projection' | 'sort'>): Promise<T | null>;
-  find(filter: Filter, options?: FindOptions): Promise<T[]>;
-  countDocuments(filter?: Filter): Promise<number>;
+  findOne(filter: Filter<T>, options?: { sort?: Sort<T> }): Promise<T | null>;
+  findOne<K extends Path<T> & keyof T>(filter: Filter<T>, options: { sort?: Sort<T>; projection: FieldProjection<K> }): Promise<Pick<T, K | '_id'> | null>;
+  find(filter: Filter<T>, options?: FindOptions<T>): Promise<T[]>;
+  find<K extends Path<T> & keyof T>(filter: Filter<T>, options: FindOptions<T> & { projection: FieldProjection<K> }): Promise<Pick<T, K | '_id'>[]>;
+  countDocuments(filter?: Filter<T>): Promise<number>;
   insertOne(doc: T): Promise<void>;
   /** Replaces the whole document; with upsert, inserts it when nothing matches. */
-  replaceOne(filter: Filter, doc: T, options?: { upsert?: boolean }): Promise<UpdateResult>;
-  updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<UpdateResult>;
-  updateMany(filter: Filter, update: Update): Promise<UpdateResult>;
-  deleteOne(filter: Filter): Promise<number>;
-  deleteMany(filter?: Filter): Promise<number>;
+  replaceOne(filter: Filter<T>, doc: T, options?: { upsert?: boolean }): Promise<UpdateResult>;
+  updateOne(filter: Filter<T>, update: Update<T>, options?: { upsert?: boolean }): Promise<UpdateResult>;
+  updateMany(filter: Filter<T>, update: Update<T>): Promise<UpdateResult>;
+  deleteOne(filter: Filter<T>): Promise<number>;
+  deleteMany(filter?: Filter<T>): Promise<number>;
 }
 
 export interface DocumentStore {
-  collection<T extends Doc = Doc>(name: string): Collection<T>;
-  /** Drops every collection (rebuilding read models starts here). */
-  dropAll(): Promise<void>;
+  collection<T extends Doc>(spec: CollectionSpec<T>): Collection<T>;
+  /**
+   * Runs `fn` as one unit of work: on SQLite every write inside commits together or not at all
+   * (a projection's batch and its checkpoint); on MongoDB the writes are not atomic together,
+   * which projections survive because they are idempotent (`updateOnce`). Units do not nest.
+   */
+  transaction<R>(fn: () => Promise<R>): Promise<R>;
+  /** Drops collections by name, their data and indexes (a projection being rebuilt). */
+  drop(names: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe } from 'vitest';
-// Relative imports: @castie/testing depends on @castie/platform, so the reverse would be a cycle.
-import { describeCache } from '../../../testing/src/conformance/cache.ts';
-import { testRedis } from '../../../testing/src/servers/redis.ts';
+import { describeCache } from '../testing/conformance/cache.ts';
+import { testRedis } from '../testing/servers/redis.ts';
 import { createRedisCache } from './redis-cache.ts';
 
 const redis = await testRedis();

@@ -1,21 +1,16 @@
 import { internalHeaders } from '@castie/contracts';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { LogPosition } from '../ports/event-log.ts';
 import { errorBody, frameworkErrors, installErrorHandler } from './errors.ts';
 import { parsePositions } from './positions.ts';
-
-/** Lets a service wait until its read models have applied given log positions. */
-export interface ConsistencyGate {
-  waitFor(positions: readonly LogPosition[], timeoutMs: number): Promise<boolean>;
-}
+import type { ReadModels } from './projections.ts';
 
 export interface ServiceAppOptions {
   name: string;
   logger?: FastifyBaseLogger | boolean;
   /** Read models of this service; requests carrying `x-castie-after` wait for them (bounded). */
-  consistency?: ConsistencyGate;
+  readModels?: Pick<ReadModels, 'waitFor'>;
   /** How long a request waits for its read models before answering anyway. */
-  consistencyTimeoutMs?: number;
+  sessionWaitMs?: number;
 }
 
 /**
@@ -35,9 +30,9 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
   installErrorHandler(app);
   app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('not_found', `no such endpoint: ${request.method} ${request.url.split('?')[0]}`)));
 
-  const gate = options.consistency;
+  const gate = options.readModels;
   if (gate) {
-    const timeout = options.consistencyTimeoutMs ?? 3000;
+    const timeout = options.sessionWaitMs ?? 3000;
     app.addHook('preHandler', async (request) => {
       const positions = parsePositions(request.headers[internalHeaders.after]);
       if (positions.length === 0) return;

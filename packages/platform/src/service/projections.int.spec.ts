@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createFileEventLog } from '../embedded/file-event-log.ts';
-import { createMemoryDocumentStore } from '../embedded/memory-document-store.ts';
-import type { DocumentStore } from '../ports/document-store.ts';
+import { collectionSpec, type Doc, type DocumentStore } from '../ports/document-store.ts';
 import type { EventLog, LogRecord } from '../ports/event-log.ts';
+import { openSqliteDocumentStore } from '../sqlite/sqlite-document-store.ts';
 import { newId } from './decider.ts';
 import { startProjections, type Projection } from './projections.ts';
 
@@ -16,27 +16,49 @@ const envelope = (data: unknown, type = 'Counted') => JSON.stringify({ id: newId
 
 let dir: string;
 let log: EventLog;
+const stores: DocumentStore[] = [];
+let files = 0;
+/** A read-model store on its own SQLite file (`name` reopens one). */
+function openStore(name = `store-${++files}`): DocumentStore {
+  const store = openSqliteDocumentStore({ path: join(dir, `${name}.db`) });
+  stores.push(store);
+  return store;
+}
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'castie-projections-'));
-  log = await createFileEventLog({ dir });
+  log = await createFileEventLog({ dir: join(dir, 'log') });
 });
 afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
   await log.close();
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Sums `n` into one document; fails on demand for one value. */
-function tally(store: DocumentStore, failOn: number | null = null): Projection {
+interface Sum extends Doc {
+  total: number;
+  events: number;
+}
+const SUMS = collectionSpec<Sum>({ name: 'sums' });
+
+/**
+ * Sums `n` into one document with a plain $inc (not idempotent on purpose: only the runner's
+ * checkpoint keeps an event from counting twice); fails on demand for one value.
+ */
+function tally(store: DocumentStore, options: { failOn?: number; name?: string; version?: number; collection?: typeof SUMS } = {}): Projection {
+  const sums = store.collection(options.collection ?? SUMS);
   return {
-    name: 'tally',
+    name: options.name ?? 'tally',
+    version: options.version ?? 1,
     topics: ['tallies'],
+    collections: [options.collection ?? SUMS],
     apply: async (event) => {
       const { n } = event.data as { n: number };
-      if (n === failOn) throw new Error(`cannot count ${n}`);
-      await store.collection('sums').updateOne({ _id: 'sum' }, { $inc: { total: n } }, { upsert: true });
+      if (n === options.failOn) throw new Error(`cannot count ${n}`);
+      await sums.updateOne({ _id: 'sum' }, { $inc: { total: n, events: 1 } }, { upsert: true });
     },
   };
 }
+const sumOf = async (store: DocumentStore, spec = SUMS) => (await store.collection(spec).findOne({ _id: 'sum' }))?.total;
 
 async function deadLetters(group: string): Promise<{ reason: string; offset: number }[]> {
   const seen: { reason: string; offset: number }[] = [];
@@ -51,10 +73,10 @@ async function deadLetters(group: string): Promise<{ reason: string; offset: num
 describe('projection runner', () => {
   it('sends an event that breaks its contract to the dead-letter topic and goes on', async () => {
     await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 1 }) }, { key: 'tally-1', value: envelope({ n: 'two' }) }, { key: 'tally-1', value: 'not json' }, { key: 'tally-1', value: envelope({ n: 3 }) }]);
-    const store = createMemoryDocumentStore();
+    const store = openStore();
     const runner = await startProjections({ group: 'tally-read', log, store, catalogs: [catalog], projections: [tally(store)] });
     await runner.caughtUp();
-    expect(await store.collection('sums').findOne({ _id: 'sum' })).toMatchObject({ total: 4 });
+    expect(await sumOf(store)).toBe(4);
     const dead = await deadLetters('tally-read');
     expect(dead.map((d) => d.offset)).toEqual([1, 2]);
     expect(dead[0]!.reason).toMatch(/^contract: /);
@@ -63,10 +85,10 @@ describe('projection runner', () => {
 
   it('retries a failing event, then dead-letters it and goes on', async () => {
     await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 1 }) }, { key: 'tally-1', value: envelope({ n: 13 }) }, { key: 'tally-1', value: envelope({ n: 2 }) }]);
-    const store = createMemoryDocumentStore();
-    const runner = await startProjections({ group: 'tally-fail', log, store, catalogs: [catalog], projections: [tally(store, 13)] });
+    const store = openStore();
+    const runner = await startProjections({ group: 'tally-fail', log, store, catalogs: [catalog], projections: [tally(store, { failOn: 13 })] });
     await runner.caughtUp();
-    expect(await store.collection('sums').findOne({ _id: 'sum' })).toMatchObject({ total: 3 });
+    expect(await sumOf(store)).toBe(3);
     const dead = await deadLetters('tally-fail');
     expect(dead).toHaveLength(1);
     expect(dead[0]!.reason).toBe('tally: cannot count 13');
@@ -75,23 +97,83 @@ describe('projection runner', () => {
 
   it('rebuilds a lost store from the start, and resumes a kept one from its checkpoint', async () => {
     await log.append('tallies', [1, 2, 3].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
-    const kept = createMemoryDocumentStore();
+    const kept = openStore('kept');
     const first = await startProjections({ group: 'tally-rebuild', log, store: kept, catalogs: [catalog], projections: [tally(kept)] });
     await first.caughtUp();
     await first.stop();
+    await kept.close();
     await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 10 }) }]);
 
-    // Same store: only the new event is applied (no double counting).
-    const resumed = await startProjections({ group: 'tally-rebuild', log, store: kept, catalogs: [catalog], projections: [tally(kept)] });
+    // The same file: only the new event is applied (no double counting).
+    const reopened = openStore('kept');
+    const resumed = await startProjections({ group: 'tally-rebuild', log, store: reopened, catalogs: [catalog], projections: [tally(reopened)] });
     await resumed.caughtUp();
-    expect(await kept.collection('sums').findOne({ _id: 'sum' })).toMatchObject({ total: 16 });
+    expect(await reopened.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 16, events: 4 });
     await resumed.stop();
 
     // A new, empty store: everything is replayed.
-    const fresh = createMemoryDocumentStore();
+    const fresh = openStore();
     const rebuilt = await startProjections({ group: 'tally-rebuild', log, store: fresh, catalogs: [catalog], projections: [tally(fresh)] });
     await rebuilt.caughtUp();
-    expect(await fresh.collection('sums').findOne({ _id: 'sum' })).toMatchObject({ total: 16 });
+    expect(await fresh.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 16, events: 4 });
     await rebuilt.stop();
+  });
+
+  it('rebuilds only the projection whose version changed; the others resume', async () => {
+    const OTHER = collectionSpec<Sum>({ name: 'other_sums' });
+    await log.append('tallies', [1, 2, 3].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
+    const store = openStore('versions');
+    const both = (version: number) => [tally(store, { name: 'tally', version }), tally(store, { name: 'other', collection: OTHER })];
+    const first = await startProjections({ group: 'tally-versions', log, store, catalogs: [catalog], projections: both(1) });
+    await first.caughtUp();
+    await first.stop();
+    // Damage both read models: only a rebuild can repair one.
+    await store.collection(SUMS).updateOne({ _id: 'sum' }, { $inc: { total: 1000 } });
+    await store.collection(OTHER).updateOne({ _id: 'sum' }, { $inc: { total: 1000 } });
+    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 10 }) }]);
+
+    const second = await startProjections({ group: 'tally-versions', log, store, catalogs: [catalog], projections: both(2) });
+    await second.caughtUp();
+    expect(await store.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 16, events: 4 });
+    expect(await store.collection(OTHER).findOne({ _id: 'sum' })).toMatchObject({ total: 1016, events: 4 });
+    await second.stop();
+  });
+
+  it('applies a batch and its checkpoint together: a batch whose commit failed is applied again, once', async () => {
+    const store = openStore();
+    let failNextCommit = true;
+    // The unit of work runs (every write made), then its commit fails: as if the process died there.
+    const flaky: DocumentStore = {
+      ...store,
+      collection: (spec) => store.collection(spec),
+      transaction: (fn) =>
+        store.transaction(async () => {
+          const result = await fn();
+          if (failNextCommit) {
+            failNextCommit = false;
+            throw new Error('the commit did not happen');
+          }
+          return result;
+        }),
+    };
+    await log.append('tallies', [1, 2, 3].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
+    const runner = await startProjections({ group: 'tally-atomic', log, store: flaky, catalogs: [catalog], projections: [tally(flaky)] });
+    await runner.caughtUp();
+    expect(await store.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 6, events: 3 });
+    expect(failNextCommit).toBe(false);
+    await runner.stop();
+  });
+
+  it('reports a rebuild for people: events, percent and events per second', async () => {
+    await log.append('tallies', Array.from({ length: 50 }, (_, i) => ({ key: 'tally-1', value: envelope({ n: i }) })));
+    const store = openStore();
+    const lines: string[] = [];
+    const logger = { info: (_obj: unknown, msg: string) => lines.push(msg), warn: () => {}, error: () => {}, child: () => logger } as unknown as Parameters<typeof startProjections>[0]['logger'];
+    const runner = await startProjections({ group: 'tally-progress', log, store, catalogs: [catalog], projections: [tally(store)], logger, progressEveryMs: 0 });
+    await runner.caughtUp();
+    await runner.stop();
+    expect(lines[0]).toBe('tally-progress: rebuilding tally v1 from 50 events in the log');
+    expect(lines.some((l) => /^tally-progress: 50 of 50 events \(100%\), [\d,]+ events\/s$/.test(l))).toBe(true);
+    expect(lines.at(-1)).toMatch(/^tally-progress: rebuilt tally v1 from 50 events in [\d.]+ s \([\d,]+ events\/s\)$/);
   });
 });

@@ -1,23 +1,46 @@
 import { EventEnvelopeSchema, InvalidEventError, type DomainEvent, type EventCatalog, type EventEnvelope } from '@castie/contracts';
 import type { FastifyBaseLogger } from 'fastify';
-import type { DocumentStore } from '../ports/document-store.ts';
-import type { EventLog, LogPosition, LogRecord, Subscription } from '../ports/event-log.ts';
+import { collectionSpec, type CollectionSpec, type Doc, type DocumentStore } from '../ports/document-store.ts';
+import { positionKey, type EventLog, type LogPosition, type LogRecord, type Subscription } from '../ports/event-log.ts';
 
-/** One read model: which topics feed it and how an event changes it. */
+/** One read model: which topics feed it, which collections it alone writes, and how an event changes them. */
 export interface Projection {
   name: string;
-  topics: readonly string[];
-  /** Creates indexes; called before the first event. */
-  setup?(store: DocumentStore): Promise<void>;
   /**
-   * Applies one event. Must be idempotent: the runner skips what its checkpoint says is done, but
-   * after a crash the tail of a batch can come again.
+   * Bump it whenever the code changes what the projection writes: at start, a projection whose
+   * stored version differs is rebuilt from the start of the log (its collections dropped first).
+   */
+  version: number;
+  topics: readonly string[];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  collections: readonly CollectionSpec<any>[];
+  /**
+   * Applies one event, inside the unit of work of its batch. Must be idempotent on stores whose
+   * units are not atomic (MongoDB): use `updateOnce` for counters.
    */
   apply(event: DomainEvent, envelope: EventEnvelope, record: LogRecord): Promise<void>;
 }
 
+/**
+ * A service's read models as its requests see them: how far in the log they are. This is the
+ * one way to wait for them: for a user's own writes (session consistency), before answering 404
+ * for something created a moment ago, before scoring from every forecast.
+ */
+export interface ReadModels {
+  /** True once every given position (of a topic the read models read) is applied; false after `timeoutMs`. */
+  waitFor(positions: readonly LogPosition[], timeoutMs?: number): Promise<boolean>;
+  /** Waits until everything the topics hold at the moment of the call is applied; false after `timeoutMs`. */
+  catchUp(topics: readonly string[], timeoutMs?: number): Promise<boolean>;
+}
+
+export interface ProjectionRunner extends ReadModels {
+  /** Resolves once every record that existed at start has been applied. */
+  caughtUp(): Promise<void>;
+  stop(): Promise<void>;
+}
+
 export interface ProjectionRunnerOptions {
-  /** Consumer group, e.g. `groups-read`; also names the checkpoints and the dead-letter topic. */
+  /** Consumer group, e.g. `groups-read`; also names the dead-letter topic `<group>.dead-letter`. */
   group: string;
   log: EventLog;
   store: DocumentStore;
@@ -27,107 +50,203 @@ export interface ProjectionRunnerOptions {
   logger?: FastifyBaseLogger;
   /** Attempts before an event that keeps failing goes to the dead-letter topic. */
   attempts?: number;
+  /** How often rebuild progress is reported (default 2 s). */
+  progressEveryMs?: number;
 }
 
-export interface ProjectionRunner {
-  waitFor(positions: readonly LogPosition[], timeoutMs: number): Promise<boolean>;
-  /** Resolves once every record that existed at start has been applied. */
-  caughtUp(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-interface Checkpoint {
-  _id: string;
+/** How far a projection has applied one topic partition (the checkpoint commits with its changes). */
+interface CheckpointDoc extends Doc {
+  projection: string;
   offset: number;
-  [key: string]: unknown;
 }
+
+/** The code version a projection's collections were built with. */
+interface VersionDoc extends Doc {
+  version: number;
+}
+
+const CHECKPOINTS = collectionSpec<CheckpointDoc>({ name: 'projection_checkpoints', indexes: [{ keys: { projection: 1 } }] });
+const VERSIONS = collectionSpec<VersionDoc>({ name: 'projection_versions' });
+
+const DEFAULT_TIMEOUT_MS = 3000;
+/** Large batches make rebuilds fast: one unit of work writes each touched document once per batch. */
+const MAX_BATCH = 2000;
+
+const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 /**
- * Feeds a service's read models from the log (rules 5 and 7). The checkpoint of each partition
- * lives in the same document store as the read models, so a store that was lost or dropped
- * rebuilds itself from the start of the log, and a kept one resumes where it stopped. Records at
- * or below the checkpoint are skipped (redelivery changes nothing); an event that breaks its
- * contract or keeps failing goes to `<group>.dead-letter` with the reason, and the runner goes on.
+ * Feeds a service's read models from the log (rules 5 and 7). Each batch of records is applied
+ * in one unit of work together with the projections' checkpoints, so on SQLite a restart resumes
+ * exactly where the last committed batch ended: a crash neither loses nor applies an event twice.
+ * A projection whose version changed (or whose store is new) is rebuilt from the start of the log,
+ * with its progress reported; the others resume. An event that breaks its contract, or keeps
+ * failing, goes to `<group>.dead-letter` with the reason, and the runner goes on.
  */
 export async function startProjections(options: ProjectionRunnerOptions): Promise<ProjectionRunner> {
   const { group, log, store, catalogs, projections, logger } = options;
   const attempts = options.attempts ?? 3;
-  const checkpoints = store.collection<Checkpoint>('_checkpoints');
+  const checkpoints = store.collection(CHECKPOINTS);
+  const versions = store.collection(VERSIONS);
   const catalogByTopic = new Map(catalogs.map((c) => [c.topic, c]));
   const topics = [...new Set(projections.flatMap((p) => p.topics))];
-  for (const p of projections) await p.setup?.(store);
+  const names = new Set<string>();
+  for (const p of projections) {
+    if (names.has(p.name)) throw new Error(`two projections are named ${p.name} in ${group}`);
+    names.add(p.name);
+  }
 
-  const done = new Map<string, number>();
-  const checkpointId = (topic: string, partition: number) => `${group}:${topic}:${partition}`;
+  // Which projections start over: new store, or code of another version.
+  const rebuilding: Projection[] = [];
+  for (const p of projections) {
+    const stored = await versions.findOne({ _id: p.name });
+    if (stored?.version === p.version) continue;
+    rebuilding.push(p);
+    await store.drop(p.collections.map((c: CollectionSpec<Doc>) => c.name));
+    await checkpoints.deleteMany({ projection: p.name });
+    await versions.replaceOne({ _id: p.name }, { _id: p.name, version: p.version }, { upsert: true });
+  }
+
+  /** Applied offsets per projection and `topic:partition`. */
+  const applied = new Map<string, Map<string, number>>(projections.map((p) => [p.name, new Map()]));
+  for (const doc of await checkpoints.find({})) {
+    const [, ...rest] = doc._id.split('|');
+    applied.get(doc.projection)?.set(rest.join('|'), doc.offset);
+  }
+  const checkpointId = (projection: string, key: string) => `${projection}|${key}`;
 
   async function deadLetter(record: LogRecord, reason: string): Promise<void> {
     logger?.error({ group, topic: record.topic, offset: record.offset, reason }, 'event sent to the dead-letter topic');
     await log.append(`${group}.dead-letter`, [{ key: record.key, value: JSON.stringify({ reason, topic: record.topic, partition: record.partition, offset: record.offset, value: record.value }) }]);
   }
 
-  async function applyRecord(record: LogRecord): Promise<void> {
-    let envelope: EventEnvelope;
-    let event: DomainEvent;
+  function parse(record: LogRecord): { event: DomainEvent; envelope: EventEnvelope } | string {
     try {
-      envelope = EventEnvelopeSchema.parse(JSON.parse(record.value));
+      const envelope = EventEnvelopeSchema.parse(JSON.parse(record.value));
       const catalog = catalogByTopic.get(record.topic);
       if (!catalog) throw new InvalidEventError('?', `no catalog for topic ${record.topic}`);
-      event = catalog.parse(envelope);
+      return { event: catalog.parse(envelope), envelope };
     } catch (error) {
-      return deadLetter(record, `contract: ${(error as Error).message}`);
+      return `contract: ${(error as Error).message}`;
     }
-    for (const projection of projections) {
-      if (!projection.topics.includes(record.topic)) continue;
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await projection.apply(event, envelope, record);
-          break;
-        } catch (error) {
-          if (attempt >= attempts) {
-            await deadLetter(record, `${projection.name}: ${(error as Error).message}`);
-            break;
-          }
-        }
+  }
+
+  async function applyOne(projection: Projection, event: DomainEvent, envelope: EventEnvelope, record: LogRecord): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await projection.apply(event, envelope, record);
+        return;
+      } catch (error) {
+        if (attempt >= attempts) return deadLetter(record, `${projection.name}: ${(error as Error).message}`);
       }
     }
   }
+
+  const progress = new Progress(group, rebuilding, logger, options.progressEveryMs ?? 2000);
+
+  async function handle(records: LogRecord[]): Promise<void> {
+    const first = records[0];
+    if (!first) return;
+    const key = positionKey(first);
+    const last = records[records.length - 1]!.offset;
+    const readers = projections.filter((p) => p.topics.includes(first.topic) && (applied.get(p.name)!.get(key) ?? -1) < last);
+    if (readers.length === 0) return;
+    await store.transaction(async () => {
+      for (const record of records) {
+        const due = readers.filter((p) => (applied.get(p.name)!.get(key) ?? -1) < record.offset);
+        if (due.length === 0) continue;
+        const parsed = parse(record);
+        if (typeof parsed === 'string') {
+          await deadLetter(record, parsed);
+          continue;
+        }
+        for (const p of due) await applyOne(p, parsed.event, parsed.envelope, record);
+      }
+      for (const p of readers) await checkpoints.replaceOne({ _id: checkpointId(p.name, key) }, { _id: checkpointId(p.name, key), projection: p.name, offset: last }, { upsert: true });
+    });
+    // Only once committed: what readers see and what the next batch skips.
+    for (const p of readers) applied.get(p.name)!.set(key, last);
+    progress.add(records.length);
+  }
+
+  /** Where the log must be read from for a topic partition: the earliest any of its projections needs. */
+  const readFrom = (topic: string, key: string): number => Math.min(...projections.filter((p) => p.topics.includes(topic)).map((p) => (applied.get(p.name)!.get(key) ?? -1) + 1));
+  const startEnds: LogPosition[] = [];
+  let behind = 0;
+  for (const topic of topics) {
+    for (const [partition, end] of await log.endOffsets(topic)) {
+      if (end > 0) startEnds.push({ topic, partition, offset: end - 1 });
+      behind += Math.max(0, end - readFrom(topic, positionKey({ topic, partition })));
+    }
+  }
+  progress.start(behind);
 
   const subscription: Subscription = await log.subscribe({
     group,
     topics,
-    startAt: async (topic, partition) => {
-      const saved = await checkpoints.findOne({ _id: checkpointId(topic, partition) });
-      if (saved) done.set(`${topic}:${partition}`, saved.offset);
-      return saved ? { offset: saved.offset + 1 } : 'earliest';
-    },
-    handle: async (records) => {
-      const first = records[0];
-      if (!first) return;
-      const key = `${first.topic}:${first.partition}`;
-      const upTo = done.get(key) ?? -1;
-      let last = upTo;
-      for (const record of records) {
-        if (record.offset <= upTo) continue;
-        await applyRecord(record);
-        last = record.offset;
-      }
-      if (last > upTo) {
-        await checkpoints.replaceOne({ _id: checkpointId(first.topic, first.partition) }, { _id: checkpointId(first.topic, first.partition), offset: last }, { upsert: true });
-        done.set(key, last);
-      }
-    },
+    maxBatch: MAX_BATCH,
+    startAt: (topic, partition) => ({ offset: readFrom(topic, positionKey({ topic, partition })) }),
+    handle,
   });
 
-  const startEnds: LogPosition[] = [];
-  for (const topic of topics) {
-    for (const [partition, end] of await log.endOffsets(topic)) if (end > 0) startEnds.push({ topic, partition, offset: end - 1 });
+  const waitFor = (positions: readonly LogPosition[], timeoutMs = DEFAULT_TIMEOUT_MS) => subscription.waitFor(positions, timeoutMs);
+  return {
+    waitFor,
+    async catchUp(wanted, timeoutMs = DEFAULT_TIMEOUT_MS) {
+      const positions: LogPosition[] = [];
+      for (const topic of wanted) for (const [partition, end] of await log.endOffsets(topic)) if (end > 0) positions.push({ topic, partition, offset: end - 1 });
+      return positions.length === 0 || waitFor(positions, timeoutMs);
+    },
+    async caughtUp() {
+      while (!(await subscription.waitFor(startEnds, 60_000))) logger?.warn({ group }, 'still applying the log');
+      progress.done();
+    },
+    async stop() {
+      progress.done();
+      await subscription.stop();
+    },
+  };
+}
+
+/** Reports a rebuild for people: events applied, percent, events per second. */
+class Progress {
+  #total = 0;
+  #applied = 0;
+  #started = 0;
+  #lastReport = 0;
+  #finished = false;
+
+  constructor(
+    private readonly group: string,
+    private readonly rebuilding: readonly Projection[],
+    private readonly logger: FastifyBaseLogger | undefined,
+    private readonly everyMs: number,
+  ) {}
+
+  private get what(): string {
+    return this.rebuilding.map((p) => `${p.name} v${p.version}`).join(', ');
   }
 
-  return {
-    waitFor: (positions, timeoutMs) => subscription.waitFor(positions, timeoutMs),
-    caughtUp: async () => {
-      while (!(await subscription.waitFor(startEnds, 60_000))) logger?.warn({ group }, 'still replaying the log');
-    },
-    stop: () => subscription.stop(),
-  };
+  start(total: number): void {
+    this.#total = total;
+    this.#started = this.#lastReport = Date.now();
+    if (this.rebuilding.length > 0 && total > 0) this.logger?.info({ group: this.group, rebuilding: this.rebuilding.map((p) => p.name), events: total }, `${this.group}: rebuilding ${this.what} from ${fmt(total)} events in the log`);
+  }
+
+  add(n: number): void {
+    this.#applied += n;
+    const now = Date.now();
+    if (this.rebuilding.length === 0 || this.#finished || now - this.#lastReport < this.everyMs) return;
+    this.#lastReport = now;
+    const rate = this.#applied / ((now - this.#started) / 1000);
+    const percent = this.#total > 0 ? Math.min(100, (this.#applied / this.#total) * 100) : 100;
+    this.logger?.info({ group: this.group, applied: this.#applied, total: this.#total, percent: Math.floor(percent), eventsPerSecond: Math.round(rate) }, `${this.group}: ${fmt(this.#applied)} of ${fmt(this.#total)} events (${Math.floor(percent)}%), ${fmt(rate)} events/s`);
+  }
+
+  done(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    if (this.rebuilding.length === 0 || this.#total === 0) return;
+    const seconds = (Date.now() - this.#started) / 1000;
+    this.logger?.info({ group: this.group, events: this.#applied, seconds, eventsPerSecond: Math.round(this.#applied / Math.max(seconds, 0.001)) }, `${this.group}: rebuilt ${this.what} from ${fmt(this.#applied)} events in ${seconds.toFixed(1)} s (${fmt(this.#applied / Math.max(seconds, 0.001))} events/s)`);
+  }
 }

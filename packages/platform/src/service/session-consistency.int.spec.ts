@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createFileEventLog } from '../embedded/file-event-log.ts';
 import { createLogEventStore } from '../embedded/log-event-store.ts';
-import { createMemoryDocumentStore } from '../embedded/memory-document-store.ts';
+import { collectionSpec, type Doc } from '../ports/document-store.ts';
+import { openSqliteDocumentStore } from '../sqlite/sqlite-document-store.ts';
 import type { EventLog } from '../ports/event-log.ts';
 import { createServiceApp } from './app.ts';
 import { newId } from './decider.ts';
@@ -15,6 +16,7 @@ import { startProjections, type ProjectionRunner } from './projections.ts';
 // A tiny service whose read model lags on purpose: each event takes 150 ms to project.
 const catalog = defineEventCatalog('notes', { NoteWritten: z.object({ text: z.string() }) });
 const PROJECTION_DELAY_MS = 150;
+const NOTES = collectionSpec<Doc & { text: string }>({ name: 'notes' });
 
 let dir: string;
 let log: EventLog;
@@ -22,7 +24,8 @@ let runner: ProjectionRunner;
 
 async function noteService(options: { gate: boolean }) {
   const store = await createLogEventStore({ log, topic: 'notes' });
-  const docs = createMemoryDocumentStore();
+  const docs = openSqliteDocumentStore({ path: join(dir, 'notes.db') });
+  const notes = docs.collection(NOTES);
   runner = await startProjections({
     group: 'notes-read',
     log,
@@ -31,15 +34,17 @@ async function noteService(options: { gate: boolean }) {
     projections: [
       {
         name: 'notes',
+        version: 1,
         topics: ['notes'],
+        collections: [NOTES],
         apply: async (event, envelope) => {
           await new Promise((r) => setTimeout(r, PROJECTION_DELAY_MS));
-          await docs.collection('notes').replaceOne({ _id: envelope.streamId }, { _id: envelope.streamId, ...(event.data as object) }, { upsert: true });
+          await notes.replaceOne({ _id: envelope.streamId }, { _id: envelope.streamId, text: (event.data as { text: string }).text }, { upsert: true });
         },
       },
     ],
   });
-  const app = createServiceApp({ name: 'notes', ...(options.gate ? { consistency: runner } : {}) });
+  const app = createServiceApp({ name: 'notes', ...(options.gate ? { readModels: runner } : {}) });
   app.post('/notes', async (_req, reply) => {
     const id = newId();
     const appended = await store.appendToStream(
@@ -50,7 +55,8 @@ async function noteService(options: { gate: boolean }) {
     reply.header(internalHeaders.written, appended.positions.map((p) => `${p.topic}:${p.partition}:${p.offset}`).join(','));
     return { id };
   });
-  app.get('/notes/:id', async (req) => ({ note: await docs.collection('notes').findOne({ _id: `note-${(req.params as { id: string }).id}` }) }));
+  app.get('/notes/:id', async (req) => ({ note: await notes.findOne({ _id: `note-${(req.params as { id: string }).id}` }) }));
+  app.addHook('onClose', () => docs.close());
   return app;
 }
 

@@ -1,4 +1,4 @@
-import { DuplicateKeyError, type Collection, type Doc, type Update } from '../ports/document-store.ts';
+import { DuplicateKeyError, type Collection, type Doc, type Filter, type Update } from '../ports/document-store.ts';
 import type { LogPosition } from '../ports/event-log.ts';
 
 /**
@@ -7,10 +7,12 @@ import type { LogPosition } from '../ports/event-log.ts';
  * partition arrive in order), so redelivering an event after a crash changes nothing, even for
  * counters ($inc). With `upsert`, a document that does not exist yet is created.
  */
-export async function updateOnce<T extends Doc>(collection: Collection<T>, id: string, record: LogPosition, update: Update, options: { upsert?: boolean } = {}): Promise<boolean> {
-  const mark = `_applied.${record.topic.replaceAll('.', '_')}-${record.partition}`;
-  const filter = { _id: id, $or: [{ [mark]: { $exists: false } }, { [mark]: { $lt: record.offset } }] };
-  const guarded: Update = { ...update, $set: { ...update.$set, [mark]: record.offset } };
+export async function updateOnce<T extends Doc>(collection: Collection<T>, id: string, record: LogPosition, update: Update<T>, options: { upsert?: boolean } = {}): Promise<boolean> {
+  const mark = `_applied.${record.topic.replaceAll('.', '_')}-${record.partition}` as const;
+  const unapplied: Filter<Doc> = { _id: id, $or: [{ [mark]: { $exists: false } }, { [mark]: { $lt: record.offset } }] };
+  // Every document type has `_applied` (Doc): the generic T just cannot show it to the compiler.
+  const filter = unapplied as unknown as Filter<T>;
+  const guarded: Update<T> = { ...update, $set: { ...update.$set, [mark]: record.offset } };
   try {
     const res = await collection.updateOne(filter, guarded, { upsert: options.upsert ?? true });
     return res.matchedCount > 0 || res.upsertedId !== null;

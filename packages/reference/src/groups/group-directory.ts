@@ -1,5 +1,6 @@
-import { DomainError, messages, type GroupAccess, type GroupObject } from '@castie/contracts';
-import type { DocumentStore } from '@castie/platform';
+import { DomainError, GROUPS_TOPIC, messages, type GroupAccess, type GroupObject } from '@castie/contracts';
+import type { DocumentStore, ReadModels } from '@castie/platform';
+import type { PersonDoc } from '../people/people-projection.ts';
 import { People } from '../people/people.ts';
 import { GROUP_MEMBERSHIPS, GROUP_SCORES, GROUPS, membershipId, type GroupDoc, type GroupScoreDoc, type MembershipDoc } from './groups-projection.ts';
 
@@ -42,18 +43,18 @@ export class GroupDirectory {
   readonly people: People;
 
   /**
-   * `catchUp` (optional, e.g. `catchUpWith(log, runner, { topic: GROUPS_TOPIC })`) runs only when
-   * a slug is unknown here: operators create groups through the admin API, outside any user's
-   * session, so a group created a moment ago must not be answered 404 by a copy that merely lags.
+   * `readModels` (optional): asked to catch up with the groups topic only when a slug is unknown
+   * here: operators create groups through the admin API, outside any user's session, so a group
+   * created a moment ago must not be answered 404 by a copy that merely lags.
    */
   constructor(
     store: DocumentStore,
     people: People = new People(store),
-    private readonly options: { catchUp?: () => Promise<void> } = {},
+    private readonly readModels?: Pick<ReadModels, 'catchUp'>,
   ) {
-    this.#groups = store.collection<GroupDoc>(GROUPS);
-    this.#memberships = store.collection<MembershipDoc>(GROUP_MEMBERSHIPS);
-    this.#scores = store.collection<GroupScoreDoc>(GROUP_SCORES);
+    this.#groups = store.collection(GROUPS);
+    this.#memberships = store.collection(GROUP_MEMBERSHIPS);
+    this.#scores = store.collection(GROUP_SCORES);
     this.people = people;
   }
 
@@ -64,8 +65,8 @@ export class GroupDirectory {
       return doc?.created ? doc : null;
     };
     const found = await find();
-    if (found || !this.options.catchUp) return found;
-    await this.options.catchUp();
+    if (found || !this.readModels) return found;
+    await this.readModels.catchUp([GROUPS_TOPIC], 2000);
     return find();
   }
 
@@ -120,11 +121,6 @@ export class GroupDirectory {
     return docs.map((m) => m.userId);
   }
 
-  /** Alias of followerIds, as other services name it. */
-  followersOf(slug: string): Promise<string[]> {
-    return this.followerIds(slug);
-  }
-
   /** Pending requests of a group, oldest first: user id and when it was requested. */
   async pendingOf(slug: string): Promise<{ userId: string; requestedAt: string }[]> {
     const docs = await this.#memberships.find({ slug: slug.toLowerCase(), access: 'pending' }, { sort: { requestedAt: 1 } });
@@ -135,6 +131,41 @@ export class GroupDirectory {
   async followedSlugs(userId: string): Promise<string[]> {
     const docs = await this.#memberships.find({ userId, following: true });
     return docs.map((m) => m.slug);
+  }
+
+  /** The groups a user follows with when the follow began, alphabetical by name. */
+  async follows(userId: string): Promise<{ group: GroupDoc; since: string | null }[]> {
+    const docs = await this.#memberships.find({ userId, following: true });
+    const groups = await this.bySlugs(docs.map((m) => m.slug));
+    return docs.flatMap((m) => {
+      const group = groups.get(m.slug);
+      return group ? [{ group, since: m.since }] : [];
+    }).sort((a, b) => byName(a.group, b.group));
+  }
+
+  /**
+   * A group's leaderboard: its active followers by group XP, most first (ties by handle), at
+   * most `limit`.
+   */
+  async leaderboard(slug: string, limit: number): Promise<{ person: PersonDoc; xp: number }[]> {
+    const followers = await this.people.activeByIds(await this.followerIds(slug));
+    const xp = new Map((await this.#scores.find({ slug: slug.toLowerCase() })).map((s) => [s.userId, s.xp]));
+    return [...followers.values()]
+      .map((person) => ({ person, xp: xp.get(person._id) ?? 0 }))
+      .sort((a, b) => b.xp - a.xp || a.person.handleLower.localeCompare(b.person.handleLower))
+      .slice(0, limit);
+  }
+
+  /**
+   * A user's position by group XP among the group's active followers with at least one forecast
+   * on an answered Castie of the group (decisions.md); 0 when unranked.
+   */
+  async ranking(slug: string, userId: string): Promise<{ ranking: number; totalRanked: number }> {
+    const [scored, followers] = await Promise.all([this.#scores.find({ slug: slug.toLowerCase(), answered: { $gt: 0 } }, { sort: { xp: -1, userId: 1 } }), this.followerIds(slug)]);
+    const following = new Set(followers);
+    const active = await this.people.activeByIds(scored.map((s) => s.userId).filter((id) => following.has(id)));
+    const ranked = scored.filter((s) => active.has(s.userId));
+    return { ranking: ranked.findIndex((s) => s.userId === userId) + 1, totalRanked: ranked.length };
   }
 
   /** The groups a user follows, alphabetical by name. */

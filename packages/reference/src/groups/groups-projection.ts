@@ -1,9 +1,8 @@
 import { CASTIES_TOPIC, GROUPS_TOPIC, IDENTITY_TOPIC, type CastieEvent, type GroupEvent, type IdentityEvent } from '@castie/contracts';
-import { updateOnce, type DocumentStore, type Projection } from '@castie/platform';
+import { collectionSpec, updateOnce, type Doc, type DocumentStore, type Projection } from '@castie/platform';
 
 /** One group as every service that shows groups knows it. `_id` is the slug. */
-export interface GroupDoc {
-  _id: string;
+export interface GroupDoc extends Doc {
   /** False while only events that mention the group (a Castie, a follow) have arrived, not GroupCreated. */
   created: boolean;
   slug: string;
@@ -22,12 +21,10 @@ export interface GroupDoc {
   followersCount: number;
   numberCasties: number;
   createdAt: string | null;
-  [key: string]: unknown;
 }
 
 /** One user's relation to one group. `_id` is `<slug>:<userId>`. Never deleted (it keeps its applied marks). */
-export interface MembershipDoc {
-  _id: string;
+export interface MembershipDoc extends Doc {
   slug: string;
   userId: string;
   following: boolean;
@@ -35,30 +32,32 @@ export interface MembershipDoc {
   /** When access was last requested / when the user started following; null when not. */
   requestedAt: string | null;
   since: string | null;
-  [key: string]: unknown;
 }
 
 /** A user's scores on the answered Casties of one group. `_id` is `<slug>:<userId>`. */
-export interface GroupScoreDoc {
-  _id: string;
+export interface GroupScoreDoc extends Doc {
   slug: string;
   userId: string;
   /** Forecasts on answered Casties of the group, the correct ones, and the points they earned. */
   answered: number;
   correct: number;
   xp: number;
-  [key: string]: unknown;
 }
 
-export const GROUPS = 'groups';
-export const GROUP_MEMBERSHIPS = 'group_memberships';
-export const GROUP_SCORES = 'group_scores';
+export const GROUPS = collectionSpec<GroupDoc>({ name: 'groups', arrays: ['admins', 'creators'], indexes: [{ keys: { created: 1, requiresApproval: 1 } }] });
+/** Indexes: a user's groups; a group's followers by follow date; a group's pending requests by date. */
+export const GROUP_MEMBERSHIPS = collectionSpec<MembershipDoc>({
+  name: 'group_memberships',
+  indexes: [{ keys: { userId: 1, following: 1 } }, { keys: { slug: 1, following: 1, since: 1 } }, { keys: { slug: 1, access: 1, requestedAt: 1 } }],
+});
+/** Indexes: a user's scores; a group's scores by group XP (group leaderboard and ranking). */
+export const GROUP_SCORES = collectionSpec<GroupScoreDoc>({ name: 'group_scores', indexes: [{ keys: { userId: 1 } }, { keys: { slug: 1, xp: -1, userId: 1 } }] });
 /** Users whose account was deleted: they no longer count as followers. */
-export const GROUP_DELETED_USERS = 'group_deleted_users';
+export const GROUP_DELETED_USERS = collectionSpec<Doc>({ name: 'group_deleted_users' });
 
 export const membershipId = (slug: string, userId: string): string => `${slug}:${userId}`;
 
-const groupSeed: Omit<GroupDoc, '_id' | 'slug'> = {
+const groupSeed: Omit<GroupDoc, '_id' | '_applied' | 'slug'> = {
   created: false,
   groupName: '',
   groupNameLower: '',
@@ -99,21 +98,17 @@ function followerDelta(type: GroupEvent['type']): number {
  * deletion is applied before or after the follows.
  */
 export function groupsProjection(store: DocumentStore): Projection {
-  const groups = store.collection<GroupDoc>(GROUPS);
-  const memberships = store.collection<MembershipDoc>(GROUP_MEMBERSHIPS);
-  const scores = store.collection<GroupScoreDoc>(GROUP_SCORES);
-  const deleted = store.collection<{ _id: string }>(GROUP_DELETED_USERS);
-  const seed = (slug: string, skip: readonly string[]) => Object.fromEntries(Object.entries({ ...groupSeed, slug }).filter(([k]) => !skip.includes(k)));
+  const groups = store.collection(GROUPS);
+  const memberships = store.collection(GROUP_MEMBERSHIPS);
+  const scores = store.collection(GROUP_SCORES);
+  const deleted = store.collection(GROUP_DELETED_USERS);
+  const seed = (slug: string, skip: readonly string[]): Partial<GroupDoc> => Object.fromEntries(Object.entries({ ...groupSeed, slug }).filter(([k]) => !skip.includes(k)));
 
   return {
     name: 'groups',
+    version: 1,
     topics: [GROUPS_TOPIC, CASTIES_TOPIC, IDENTITY_TOPIC],
-    async setup() {
-      await groups.createIndex({ requiresApproval: 1 });
-      await memberships.createIndex({ userId: 1 });
-      await memberships.createIndex({ slug: 1 });
-      await scores.createIndex({ userId: 1 });
-    },
+    collections: [GROUPS, GROUP_MEMBERSHIPS, GROUP_SCORES, GROUP_DELETED_USERS],
     async apply(event, envelope, record) {
       if (record.topic === GROUPS_TOPIC) {
         const e = event as GroupEvent;
@@ -145,7 +140,7 @@ export function groupsProjection(store: DocumentStore): Projection {
                   : e.type === 'GroupAccessGranted'
                     ? { following: true, access: 'granted', since: at }
                     : { following: false, access: null, requestedAt: null, since: null };
-            const insert = Object.fromEntries(Object.entries({ slug, userId, requestedAt: null, since: null }).filter(([k]) => !(k in state)));
+            const insert: Partial<MembershipDoc> = Object.fromEntries(Object.entries({ slug, userId, requestedAt: null, since: null }).filter(([k]) => !(k in state)));
             await updateOnce(memberships, membershipId(slug, userId), record, { $set: state, $setOnInsert: insert });
             // The count changes even if the membership write above was already applied before a
             // crash: the group document has its own applied mark.

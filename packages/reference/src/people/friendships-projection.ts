@@ -1,5 +1,5 @@
 import { SOCIAL_TOPIC, type SocialEvent } from '@castie/contracts';
-import { DuplicateKeyError, type DocumentStore, type Projection } from '@castie/platform';
+import { collectionSpec, DuplicateKeyError, type DocumentStore, type Projection } from '@castie/platform';
 
 /**
  * What two people are to each other (ids sorted into `users`): a pending request, friends, or
@@ -18,10 +18,10 @@ export interface FriendshipDoc {
   since: string;
   /** Version of the pair's stream `frodads-<a>-<b>` this document reflects. */
   version: number;
-  [key: string]: unknown;
 }
 
-export const FRIENDSHIPS = 'friendships';
+/** Indexed by each of the two people (multikey). */
+export const FRIENDSHIPS = collectionSpec<FriendshipDoc>({ name: 'friendships', arrays: ['users'], indexes: [{ keys: { users: 1 } }] });
 export const pairId = (a: string, b: string): string => (a < b ? `${a}-${b}` : `${b}-${a}`);
 
 /**
@@ -30,7 +30,7 @@ export const pairId = (a: string, b: string): string => (a < b ? `${a}-${b}` : `
  * even one alone after newer ones, change nothing.
  */
 export function friendshipsProjection(store: DocumentStore): Projection {
-  const friendships = store.collection<FriendshipDoc>(FRIENDSHIPS);
+  const friendships = store.collection(FRIENDSHIPS);
 
   async function write(doc: FriendshipDoc): Promise<void> {
     const { _id, ...fields } = doc;
@@ -44,10 +44,9 @@ export function friendshipsProjection(store: DocumentStore): Projection {
 
   return {
     name: 'friendships',
+    version: 1,
     topics: [SOCIAL_TOPIC],
-    async setup() {
-      await friendships.createIndex({ users: 1 });
-    },
+    collections: [FRIENDSHIPS],
     async apply(event, envelope) {
       const e = event as SocialEvent;
       const at = { since: envelope.occurredAt, version: envelope.streamVersion };

@@ -1,9 +1,10 @@
 import { CASTIES_TOPIC, GROUPS_TOPIC, IDENTITY_TOPIC, type CastieEvent, type GroupEvent, type IdentityEvent } from '@castie/contracts';
-import { updateOnce, type DocumentStore, type Projection } from '@castie/platform';
+import { collectionSpec, updateOnce, type DocumentStore, type Projection, type Update } from '@castie/platform';
 
 /** One person as the services that show people know them. */
 export interface PersonDoc {
   _id: string;
+  _applied?: Record<string, number>;
   handle: string;
   handleLower: string;
   firstName: string;
@@ -24,13 +25,20 @@ export interface PersonDoc {
   /** Forecasts on answered Casties, and how many of them were correct. */
   answered: number;
   correct: number;
-  [key: string]: unknown;
 }
 
-export const PEOPLE = 'people';
+/**
+ * Indexes: handles (any case); active people in last-name order (people search pages); active
+ * people by XP (the overall leaderboard).
+ */
+export const PEOPLE = collectionSpec<PersonDoc>({
+  name: 'people',
+  arrays: ['following'],
+  indexes: [{ keys: { handleLower: 1 } }, { keys: { status: 1, lastNameLower: 1, handleLower: 1, _id: 1 } }, { keys: { status: 1, xp: -1, handleLower: 1 } }],
+});
 
-const blank = { handle: '', handleLower: '', firstName: '', lastName: '', lastNameLower: '', city: '', state: '', profPic: '', imageUpdatedAt: null, isPrivate: false, status: 'signing-up' };
-const zero = { following: [], castiesCreated: 0, forecasts: 0, xp: 0, answered: 0, correct: 0 };
+type Fields = Omit<PersonDoc, '_id' | '_applied'>;
+const blank: Fields = { handle: '', handleLower: '', firstName: '', lastName: '', lastNameLower: '', city: '', state: '', profPic: '', imageUpdatedAt: null, isPrivate: false, status: 'signing-up', following: [], castiesCreated: 0, forecasts: 0, xp: 0, answered: 0, correct: 0 };
 
 /**
  * Builds `people` from identity (who they are), groups (what they follow) and casties (what they
@@ -38,29 +46,25 @@ const zero = { following: [], castiesCreated: 0, forecasts: 0, xp: 0, answered: 
  * redelivered event counts once.
  */
 export function peopleProjection(store: DocumentStore): Projection {
-  const people = store.collection<PersonDoc>(PEOPLE);
+  const people = store.collection(PEOPLE);
   // New documents get every field, whichever topic mentions the person first.
   // Built once per set of skipped fields: the replay asks for the same few thousands of times.
-  const seeds = new Map<string, Record<string, unknown>>();
-  const seed = (skip: readonly string[]) => {
+  const seeds = new Map<string, Partial<Fields>>();
+  const seed = (skip: readonly string[]): Partial<Fields> => {
     const key = skip.join(',');
     let found = seeds.get(key);
-    if (!found) seeds.set(key, (found = Object.fromEntries(Object.entries({ ...blank, ...zero }).filter(([k]) => !skip.includes(k)))));
+    if (!found) seeds.set(key, (found = Object.fromEntries(Object.entries(blank).filter(([k]) => !skip.includes(k))) as Partial<Fields>));
     return found;
   };
 
   return {
     name: 'people',
+    version: 1,
     topics: [IDENTITY_TOPIC, GROUPS_TOPIC, CASTIES_TOPIC],
-    async setup() {
-      await people.createIndex({ handleLower: 1 });
-      await people.createIndex({ lastNameLower: 1 });
-      await people.createIndex({ status: 1 });
-    },
+    collections: [PEOPLE],
     async apply(event, _envelope, record) {
-      const set = async (userId: string, fields: Record<string, unknown>) =>
-        updateOnce(people, userId, record, { $set: fields, $setOnInsert: seed(Object.keys(fields)) });
-      const inc = async (userId: string, fields: Record<string, number>) => updateOnce(people, userId, record, { $inc: fields, $setOnInsert: seed(Object.keys(fields)) });
+      const set = async (userId: string, fields: Partial<Fields>) => updateOnce(people, userId, record, { $set: fields, $setOnInsert: seed(Object.keys(fields)) });
+      const inc = async (userId: string, fields: NonNullable<Update<PersonDoc>['$inc']>) => updateOnce(people, userId, record, { $inc: fields, $setOnInsert: seed(Object.keys(fields)) });
 
       if (record.topic === IDENTITY_TOPIC) {
         const e = event as IdentityEvent;
@@ -73,7 +77,7 @@ export function peopleProjection(store: DocumentStore): Projection {
             return void (await set(e.data.userId, { status: 'active', profPic: e.data.profPic }));
           case 'ProfileEdited': {
             const { userId, ...changes } = e.data;
-            const fields: Record<string, unknown> = { ...changes };
+            const fields: Partial<Fields> = { ...changes };
             if (changes.handle !== undefined) fields.handleLower = changes.handle.toLowerCase();
             if (changes.lastName !== undefined) fields.lastNameLower = changes.lastName.toLowerCase();
             return void (await set(userId, fields));

@@ -1,5 +1,6 @@
 import { CASTIES_TOPIC, DomainError, GROUPS_TOPIC, IDENTITY_TOPIC, SOCIAL_TOPIC, type CastieEvent, type DomainEvent, type EventEnvelope, type GroupEvent, type IdentityEvent, type SocialEvent } from '@castie/contracts';
-import { createMemoryDocumentStore, type DocumentStore, type LogRecord, type Projection } from '@castie/platform';
+import { type DocumentStore, type LogRecord, type Projection } from '@castie/platform';
+import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import { describe, expect, it } from 'vitest';
 import { peopleProjections } from '../index.ts';
 import { FRIENDSHIPS } from './friendships-projection.ts';
@@ -90,9 +91,8 @@ const world = history([
   social(bob, cyd, { type: 'FrodadRemoved', data: { byId: cyd, otherId: bob } }),
 ]);
 
-async function project(deliveries: readonly Delivery[], store: DocumentStore = createMemoryDocumentStore()): Promise<DocumentStore> {
+async function project(deliveries: readonly Delivery[], store: DocumentStore = openSqliteDocumentStore({ path: ':memory:' })): Promise<DocumentStore> {
   const projections: Projection[] = peopleProjections(store);
-  for (const p of projections) await p.setup?.(store);
   for (const d of deliveries) for (const p of projections) if (p.topics.includes(d.record.topic)) await p.apply(d.event, d.envelope, d.record);
   return store;
 }
@@ -194,7 +194,7 @@ describe('a copy that lags', () => {
     const store = await project(world);
     const late = history([...signUp(id('9'), 'newcomer', 'New', 'Comer')], world);
     let calls = 0;
-    const people = new People(store, 'UTC', { catchUp: async () => void (calls++, await project(late, store)) });
+    const people = new People(store, 'UTC', { catchUp: async () => (calls++, await project(late, store), true) });
     expect((await people.activeByHandle('ada'))._id).toBe(ada);
     expect(calls).toBe(0);
     expect((await people.activeByHandle('newcomer'))._id).toBe(id('9'));

@@ -1,7 +1,8 @@
-import { apiDate, apiTime, DomainError, levelFor, messages, titleFor, type FriendStatus, type Frodad, type ProfileInfo } from '@castie/contracts';
-import type { DocumentStore } from '@castie/platform';
-import { FRIENDSHIPS, pairId, type FriendshipDoc } from './friendships-projection.ts';
+import { apiDate, apiTime, DomainError, IDENTITY_TOPIC, levelFor, messages, titleFor, type FriendStatus, type Frodad, type ProfileInfo } from '@castie/contracts';
+import type { DocumentStore, ReadModels } from '@castie/platform';
+import { FRIENDSHIPS, pairId } from './friendships-projection.ts';
 import { PEOPLE, type PersonDoc } from './people-projection.ts';
+import { searchPeople } from './search.ts';
 
 /** A person's accuracy in percent over answered Casties (0 when none answered yet). */
 export const percentCorrect = (p: Pick<PersonDoc, 'answered' | 'correct'>): number => (p.answered > 0 ? Math.round((p.correct / p.answered) * 100) : 0);
@@ -15,17 +16,17 @@ export class People {
   readonly #friendships;
 
   /**
-   * `catchUp` (optional) waits until this copy has applied what the identity topic holds now. It
-   * runs only when a handle is unknown here: the person may have signed up or been renamed a
-   * moment ago, and a 404 must not come from a copy that merely lags (see `catchUpWith`).
+   * `readModels` (optional): the service's read models, asked to catch up with the identity topic
+   * when a handle is unknown here: the person may have signed up or been renamed a moment ago,
+   * and a 404 must not come from a copy that merely lags.
    */
   constructor(
     store: DocumentStore,
     private readonly timeZone = 'UTC',
-    private readonly options: { catchUp?: () => Promise<void> } = {},
+    private readonly readModels?: Pick<ReadModels, 'catchUp'>,
   ) {
-    this.#people = store.collection<PersonDoc>(PEOPLE);
-    this.#friendships = store.collection<FriendshipDoc>(FRIENDSHIPS);
+    this.#people = store.collection(PEOPLE);
+    this.#friendships = store.collection(FRIENDSHIPS);
   }
 
   byId(userId: string): Promise<PersonDoc | null> {
@@ -41,8 +42,8 @@ export class People {
   /** The active person holding a handle; object_not_found or inactive_user otherwise. */
   async activeByHandle(handle: string): Promise<PersonDoc> {
     let person = await this.byHandle(handle);
-    if (!person && this.options.catchUp) {
-      await this.options.catchUp();
+    if (!person && this.readModels) {
+      await this.readModels.catchUp([IDENTITY_TOPIC], 2000);
       person = await this.byHandle(handle);
     }
     if (!person) throw new DomainError('object_not_found', messages.userNotFound, { handle });
@@ -55,6 +56,19 @@ export class People {
     if (ids.length === 0) return new Map();
     const found = await this.#people.find({ _id: { $in: [...new Set(ids)] }, status: 'active' });
     return new Map(found.map((p) => [p._id, p]));
+  }
+
+  /**
+   * One page of active people whose handle, first or last name contain every word of `q` (any
+   * case), in last-name order, after the `before` cursor of the previous page.
+   */
+  search(q: string, page: { limit: number; before?: string | undefined }): Promise<{ found: PersonDoc[]; hasMore: boolean; nextBefore: string | null }> {
+    return searchPeople(this.#people, q, page);
+  }
+
+  /** The active people with the most XP (ties by handle), for the overall leaderboard. */
+  topByXp(limit: number): Promise<PersonDoc[]> {
+    return this.#people.find({ status: 'active' }, { sort: { xp: -1, handleLower: 1 }, limit });
   }
 
   /** Ids of a person's frodads (friends), deleted ones included: filter with activeByIds to show. */

@@ -1,4 +1,4 @@
-import { castieRules, DomainError, instantOf, pointsFor, type CastieEvent } from '@castie/contracts';
+import { castieAnswerable, castieEnded, castieRules, DomainError, instantOf, pointsFor, type CastieEvent } from '@castie/contracts';
 import type { Decider } from '@castie/platform';
 
 /** What the write side knows of a Castie: enough to decide forecasts, answers and reports. */
@@ -57,11 +57,9 @@ export type CastieCommand =
 const notCreated = (message: string) => new DomainError('castie_not_created', message);
 const notAnswerable = (message: string) => new DomainError('castie_not_answerable', message);
 
-/** True once the Castie accepts no more forecasts: its end passed, or it was answered. */
+/** True once the Castie accepts no more forecasts (contracts' castieEnded, at the command's time). */
 export function isEnded(state: CastieState, now: Date): boolean {
-  if (state.status === 'none') return false;
-  if (state.status === 'answered') return true;
-  return state.castie.endsAt !== null && Date.parse(state.castie.endsAt) <= now.getTime();
+  return state.status !== 'none' && castieEnded({ endsAt: state.castie.endsAt, answered: state.status === 'answered' }, now);
 }
 
 /** Write-in correctness (decisions.md): the trimmed forecast contains the trimmed keyword, any case. */
@@ -128,7 +126,7 @@ function answer(command: Extract<CastieCommand, { type: 'AnswerCastie' }>, state
   const { castie } = state;
   if (castie.creatorId !== command.userId) throw notAnswerable('only the creator of a Castie can answer it');
   if (state.status === 'answered') throw notAnswerable('this castie has already been answered');
-  if (castie.endsAt !== null && Date.parse(castie.endsAt) > command.now.getTime()) throw notAnswerable('this castie has not ended yet: it can be answered once its end date/time has passed');
+  if (!castieAnswerable({ endsAt: castie.endsAt, answered: false }, command.now)) throw notAnswerable('this castie has not ended yet: it can be answered once its end date/time has passed');
 
   let correctAnswerId: number | null = null;
   let correctText: string;

@@ -1,5 +1,5 @@
 import type { CastieEvent } from '@castie/contracts';
-import { deciderSpec } from '@castie/testing';
+import { deciderSpec } from '@castie/platform/testing';
 import { describe, expect, it } from 'vitest';
 import { commentDecider } from '../comments/decider.ts';
 import { forecastDecider } from '../forecasting/decider.ts';

@@ -1,16 +1,33 @@
-import { api, DomainError, messages } from '@castie/contracts';
-import { newId, route, type Caller } from '@castie/platform';
+import { api, CASTIES_TOPIC, DomainError, messages, needsAnswerFilter } from '@castie/contracts';
+import { newId, route, type Caller, type Clock, type Collection, type ReadModels, type RouteOptions } from '@castie/platform';
+import type { GroupDirectory } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
 import { randomInt } from 'node:crypto';
-import type { CastiesContext } from '../context.ts';
+import type { ForecastDoc } from '../forecasting/read-model.ts';
+import type { CastieObjects } from './castie-objects.ts';
 import { castieStreamId } from './decider.ts';
+import type { CastieView } from './read-model.ts';
+import type { CastieHandler, VisibleCasties } from './visibility.ts';
 
 /** A random positive integer below 2^48: ids the API shows as integers, unique without a counter. */
 export const randomId48 = (): number => randomInt(1, 2 ** 48 - 1);
 
-/** Creating a Castie, its detail, answering it, and the creator's count of Casties to answer. */
-export function castieRoutes(app: FastifyInstance, ctx: CastiesContext): void {
-  const opts = { checkResponses: ctx.checkResponses };
+export interface CastieRoutesDeps {
+  casties: CastieHandler;
+  views: Collection<CastieView>;
+  forecasts: Collection<ForecastDoc>;
+  visible: VisibleCasties;
+  objects: CastieObjects;
+  groups: Pick<GroupDirectory, 'bySlug' | 'canCreate'>;
+  readModels: ReadModels;
+  clock: Clock;
+  timeZone: string;
+  routeOptions: RouteOptions;
+}
+
+/** Creating a Castie, its detail, answering it, reporting it, and the creator's count of Casties to answer. */
+export function castieRoutes(app: FastifyInstance, ctx: CastieRoutesDeps): void {
+  const opts = ctx.routeOptions;
   const meta = (caller: Caller) => ({ actor: caller.userId, now: ctx.clock.now() });
 
   route(
@@ -56,9 +73,8 @@ export function castieRoutes(app: FastifyInstance, ctx: CastiesContext): void {
     app,
     api.casties.needsAnswer,
     async ({ caller }) => {
-      const now = ctx.clock.now().toISOString();
       // Only Casties with an end date count (spec): open-ended ones never "need" an answer.
-      const mine = await ctx.views.find({ creatorId: caller.userId, answered: false, endsAt: { $ne: null, $lte: now } }, { projection: { _id: 1 } });
+      const mine = await ctx.views.find(needsAnswerFilter(caller.userId, ctx.clock.now()), { projection: { _id: 1 } });
       return { needs_answer: mine.length > 0, number_needing_answer: mine.length };
     },
     opts,
@@ -68,7 +84,7 @@ export function castieRoutes(app: FastifyInstance, ctx: CastiesContext): void {
     app,
     api.casties.detail,
     async ({ caller, params }) => {
-      const view = await ctx.visibleView(params.uuid, caller.userId);
+      const view = await ctx.visible.view(params.uuid, caller.userId);
       return { castie: await ctx.objects.detailed(caller.userId, view) };
     },
     opts,
@@ -78,7 +94,7 @@ export function castieRoutes(app: FastifyInstance, ctx: CastiesContext): void {
     app,
     api.casties.answerView,
     async ({ caller, params }) => {
-      const view = await ctx.visibleView(params.uuid, caller.userId);
+      const view = await ctx.visible.view(params.uuid, caller.userId);
       return {
         uuid: view._id,
         question: view.question,
@@ -96,10 +112,10 @@ export function castieRoutes(app: FastifyInstance, ctx: CastiesContext): void {
     app,
     api.casties.answer,
     async ({ caller, params, body, wrote }) => {
-      const { facts } = await ctx.visibleFacts(params.uuid, caller.userId);
+      const { facts } = await ctx.visible.facts(params.uuid, caller.userId);
       // Scores need every forecast: wait until the read model holds all the topic has now.
-      await ctx.settled();
-      const forecasts = await ctx.forecastDocs.find({ castieId: facts.castieId });
+      await ctx.readModels.catchUp([CASTIES_TOPIC], 5000);
+      const forecasts = await ctx.forecasts.find({ castieId: facts.castieId });
       const answered = await ctx.casties.handle(
         castieStreamId(facts.castieId),
         {
@@ -113,7 +129,7 @@ export function castieRoutes(app: FastifyInstance, ctx: CastiesContext): void {
         meta(caller),
       );
       wrote(answered.positions);
-      await ctx.waitFor(answered.positions, 5000);
+      await ctx.readModels.waitFor(answered.positions, 5000);
       const view = await ctx.views.findOne({ _id: facts.castieId });
       if (!view) throw new DomainError('object_not_found', messages.castieNotFound);
       return { castie: await ctx.objects.detailed(caller.userId, view) };
@@ -125,7 +141,7 @@ export function castieRoutes(app: FastifyInstance, ctx: CastiesContext): void {
     app,
     api.casties.reportCastie,
     async ({ caller, params, wrote }) => {
-      await ctx.visibleFacts(params.uuid, caller.userId);
+      await ctx.visible.facts(params.uuid, caller.userId);
       const reported = await ctx.casties.handle(castieStreamId(params.uuid), { type: 'ReportCastie', reporterId: caller.userId }, meta(caller));
       wrote(reported.positions);
       return { message: 'castie has been reported' };

@@ -1,8 +1,8 @@
-import { castieEvents, DomainError, EventEnvelopeSchema, IDENTITY_TOPIC, identityEvents } from '@castie/contracts';
-import { CommandHandler, type Clock, type DocumentStore, type EventLog, type EventStore, type Subscription } from '@castie/platform';
+import { castieEvents, CASTIES_TOPIC, DomainError, EventEnvelopeSchema, IDENTITY_TOPIC, identityEvents } from '@castie/contracts';
+import { CommandHandler, type Clock, type DocumentStore, type EventLog, type EventStore, type ReadModels, type Subscription } from '@castie/platform';
 import type { FastifyBaseLogger } from 'fastify';
-import { COMMENTS, type CommentDoc } from '../read-model/projection.ts';
 import { commentDecider, commentStreamId } from './decider.ts';
+import { COMMENTS } from './read-model.ts';
 
 /**
  * A policy: when identity announces a deleted account, the person's comments are deleted too
@@ -15,11 +15,11 @@ export async function startAccountDeletedPolicy(options: {
   store: EventStore;
   documents: DocumentStore;
   clock: Clock;
-  /** Resolves once the comment read model has applied what the casties topic holds now. */
-  settled: () => Promise<void>;
+  /** The service's read models: the comments posted a moment before the deletion must be in them. */
+  readModels: ReadModels;
   logger?: FastifyBaseLogger;
 }): Promise<Subscription> {
-  const comments = options.documents.collection<CommentDoc>(COMMENTS);
+  const comments = options.documents.collection(COMMENTS);
   const handler = new CommandHandler(options.store, castieEvents, commentDecider);
   return options.log.subscribe({
     group: 'casties-account-deleted-policy',
@@ -33,7 +33,7 @@ export async function startAccountDeletedPolicy(options: {
         if (event.type !== 'AccountDeleted') continue;
         const userId = event.data.userId;
         // Comments posted a moment before the deletion may not be in the read model yet.
-        await options.settled();
+        await options.readModels.catchUp([CASTIES_TOPIC], 5000);
         for (const comment of await comments.find({ userId, deleted: false })) {
           try {
             await handler.handle(commentStreamId(comment._id), { type: 'DeleteComment', userId }, { actor: 'system', now: options.clock.now() });

@@ -1,19 +1,31 @@
-import { api, apiDate, apiTime, castieRules, type CommentObject } from '@castie/contracts';
-import { newId, route, type Caller } from '@castie/platform';
+import { api, apiDate, apiTime, castieRules, type CastieEvent, type CommentObject } from '@castie/contracts';
+import { newId, route, type Caller, type Clock, type Collection, type CommandHandler, type RouteOptions } from '@castie/platform';
+import type { People } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
-import type { CastiesContext } from '../context.ts';
-import { commentStreamId } from './decider.ts';
+import type { VisibleCasties } from '../casties/visibility.ts';
+import { commentStreamId, type CommentCommand, type CommentState } from './decider.ts';
+import type { CommentDoc } from './read-model.ts';
+
+export interface CommentRoutesDeps {
+  comments: CommandHandler<CommentCommand, CastieEvent, CommentState>;
+  commentDocs: Collection<CommentDoc>;
+  visible: VisibleCasties;
+  people: Pick<People, 'activeByIds'>;
+  clock: Clock;
+  timeZone: string;
+  routeOptions: RouteOptions;
+}
 
 /** Comments on Casties, their deletion by the author and reports (decisions.md: hidden at 3 reporters). */
-export function commentRoutes(app: FastifyInstance, ctx: CastiesContext): void {
-  const opts = { checkResponses: ctx.checkResponses };
+export function commentRoutes(app: FastifyInstance, ctx: CommentRoutesDeps): void {
+  const opts = ctx.routeOptions;
   const meta = (caller: Caller) => ({ actor: caller.userId, now: ctx.clock.now() });
 
   route(
     app,
     api.casties.comment,
     async ({ caller, params, body, wrote }) => {
-      const { facts } = await ctx.visibleFacts(params.uuid, caller.userId);
+      const { facts } = await ctx.visible.facts(params.uuid, caller.userId);
       const commentId = newId();
       const now = ctx.clock.now();
       const posted = await ctx.comments.handle(commentStreamId(commentId), { type: 'PostComment', commentId, castieId: facts.castieId, userId: caller.userId, text: body.commentText, now }, { actor: caller.userId, now });
@@ -29,7 +41,7 @@ export function commentRoutes(app: FastifyInstance, ctx: CastiesContext): void {
     app,
     api.casties.comments,
     async ({ caller, params }) => {
-      const view = await ctx.visibleView(params.uuid, caller.userId);
+      const view = await ctx.visible.view(params.uuid, caller.userId);
       const docs = await ctx.commentDocs.find({ castieId: view._id, deleted: false }, { sort: { postedAt: -1, _id: -1 } });
       // Hidden from its reporter at once, from everyone at the third distinct reporter.
       const shown = docs.filter((c) => c.reporters.length < castieRules.commentReportsToHide && !c.reporters.includes(caller.userId));

@@ -1,5 +1,4 @@
 import { api } from '@castie/contracts';
-import { createMemoryDocumentStore } from '@castie/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CastiesFixture, type Person } from '../test-support/fixture.ts';
 
@@ -122,9 +121,8 @@ describe('rebuilding the read models', () => {
   it('answers the same after dropping the read models and replaying the log', async () => {
     const urls = ['/api/home/spicy/', '/api/home/new/?limit=2', `/api/casties/${uuids.derby}/`, '/api/search/casties/?q=surprise', '/api/profile/ada/stats/', '/api/groups/sports/', '/api/leaderboard/sports/'];
     const before = await Promise.all(urls.map((u) => fx.get(u, ada)));
-    await fx.runner.stop();
-    await fx.app.close();
-    await fx.boot(createMemoryDocumentStore());
+    await fx.shutDown();
+    await fx.boot();
     const after = await Promise.all(urls.map((u) => fx.get(u, ada)));
     expect(after.map((r) => r.body)).toEqual(before.map((r) => r.body));
   });

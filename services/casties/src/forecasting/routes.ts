@@ -1,13 +1,22 @@
-import { api, DomainError, messages } from '@castie/contracts';
-import { route } from '@castie/platform';
+import { api, DomainError, messages, type CastieEvent } from '@castie/contracts';
+import { route, type Clock, type CommandHandler, type RouteOptions } from '@castie/platform';
+import type { GroupDirectory } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
 import { castieStreamId } from '../casties/decider.ts';
 import { randomId48 } from '../casties/routes.ts';
-import type { CastiesContext } from '../context.ts';
-import { forecastStreamId } from './decider.ts';
+import type { CastieHandler } from '../casties/visibility.ts';
+import { forecastStreamId, type ForecastState, type PlaceForecast } from './decider.ts';
+
+export interface ForecastRoutesDeps {
+  casties: CastieHandler;
+  forecasts: CommandHandler<PlaceForecast, CastieEvent, ForecastState>;
+  groups: Pick<GroupDirectory, 'canSee'>;
+  clock: Clock;
+  routeOptions: RouteOptions;
+}
 
 /** Placing one forecast: its own stream, created once (see decider.ts). */
-export function forecastRoutes(app: FastifyInstance, ctx: CastiesContext): void {
+export function forecastRoutes(app: FastifyInstance, ctx: ForecastRoutesDeps): void {
   route(
     app,
     api.casties.forecast,
@@ -27,6 +36,6 @@ export function forecastRoutes(app: FastifyInstance, ctx: CastiesContext): void 
       if (!event || event.type !== 'ForecastPlaced') throw new Error('the forecast produced no event');
       return { message: 'forecast successfully recorded', castie_uuid: params.uuid, answer_id: event.data.answerId, user_forecast_text: event.data.text };
     },
-    { checkResponses: ctx.checkResponses },
+    ctx.routeOptions,
   );
 }

@@ -1,16 +1,18 @@
 import { api, levelFor } from '@castie/contracts';
-import { route } from '@castie/platform';
-import { GROUP_SCORES, PEOPLE, type GroupScoreDoc, type PersonDoc } from '@castie/reference';
+import { route, type RouteOptions } from '@castie/platform';
+import type { GroupDirectory, People, PersonDoc } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
-import type { CastiesContext } from '../context.ts';
+
+export interface LeaderboardRoutesDeps {
+  people: Pick<People, 'topByXp'>;
+  groups: Pick<GroupDirectory, 'followedGroups' | 'require' | 'leaderboard'>;
+  routeOptions: RouteOptions;
+}
 
 const entry = (p: PersonDoc) => ({ handle: p.handle, lastName: p.lastName, firstName: p.firstName, profPic: p.profPic, city: p.city, state: p.state });
 
 /** Overall (by XP, with level) and per-group (by group XP, with xp) leaderboards; deleted users vanish. */
-export function leaderboardRoutes(app: FastifyInstance, ctx: CastiesContext): void {
-  const people = ctx.documents.collection<PersonDoc>(PEOPLE);
-  const scores = ctx.documents.collection<GroupScoreDoc>(GROUP_SCORES);
-
+export function leaderboardRoutes(app: FastifyInstance, ctx: LeaderboardRoutesDeps): void {
   route(
     app,
     api.casties.leaderboard,
@@ -18,15 +20,13 @@ export function leaderboardRoutes(app: FastifyInstance, ctx: CastiesContext): vo
       const followed = await ctx.groups.followedGroups(caller.userId);
       const leaderboard_groups = followed.map((g) => ({ slug: g.slug, groupName: g.groupName }));
       if (!params.group_slug) {
-        const top = await people.find({ status: 'active' }, { sort: { xp: -1, handleLower: 1 }, limit: query.limit });
+        const top = await ctx.people.topByXp(query.limit);
         return { leaderboard_groups, leaderboard_profiles: top.map((p) => ({ ...entry(p), level: levelFor(p.xp) })) };
       }
       const group = await ctx.groups.require(params.group_slug);
-      const followers = await ctx.people.activeByIds(await ctx.groups.followerIds(group.slug));
-      const xp = new Map((await scores.find({ slug: group.slug })).map((s) => [s.userId, s.xp]));
-      const ranked = [...followers.values()].sort((a, b) => (xp.get(b._id) ?? 0) - (xp.get(a._id) ?? 0) || a.handleLower.localeCompare(b.handleLower)).slice(0, query.limit);
-      return { leaderboard_groups, leaderboard_profiles: ranked.map((p) => ({ ...entry(p), xp: xp.get(p._id) ?? 0 })) };
+      const board = await ctx.groups.leaderboard(group.slug, query.limit);
+      return { leaderboard_groups, leaderboard_profiles: board.map(({ person, xp }) => ({ ...entry(person), xp })) };
     },
-    { checkResponses: ctx.checkResponses },
+    ctx.routeOptions,
   );
 }

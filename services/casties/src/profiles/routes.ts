@@ -1,12 +1,24 @@
-import { api } from '@castie/contracts';
-import { route } from '@castie/platform';
+import { api, castieAnswerable } from '@castie/contracts';
+import { route, type Clock, type Collection, type RouteOptions } from '@castie/platform';
+import type { GroupDirectory, People } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
-import type { CastiesContext } from '../context.ts';
-import { answerable } from '../read-model/castie-objects.ts';
+import type { CastieObjects } from '../casties/castie-objects.ts';
+import type { CastieView } from '../casties/read-model.ts';
+import type { ForecastDoc } from '../forecasting/read-model.ts';
+
+export interface ProfileRoutesDeps {
+  views: Collection<CastieView>;
+  forecasts: Collection<ForecastDoc>;
+  objects: CastieObjects;
+  people: Pick<People, 'profileInfo' | 'hidesFrom'>;
+  groups: Pick<GroupDirectory, 'hiddenSlugsFor'>;
+  clock: Clock;
+  routeOptions: RouteOptions;
+}
 
 /** Profile subsections: the Casties a person created and the forecasts they made. */
-export function profileRoutes(app: FastifyInstance, ctx: CastiesContext): void {
-  const opts = { checkResponses: ctx.checkResponses };
+export function profileRoutes(app: FastifyInstance, ctx: ProfileRoutesDeps): void {
+  const opts = ctx.routeOptions;
 
   route(
     app,
@@ -18,7 +30,7 @@ export function profileRoutes(app: FastifyInstance, ctx: CastiesContext): void {
       const views = (await ctx.views.find({ creatorId: person._id }, { sort: { createdAt: -1, _id: -1 } })).filter((v) => !hidden.has(v.groupSlug));
       if (query.ids_only) return { profileInfo: info, myCasties: views.map((v) => v._id) };
       const now = ctx.clock.now();
-      return { profileInfo: info, myCasties: Object.fromEntries(views.map((v) => [v._id, { question: v.question, answerable: answerable(v, now) }])) };
+      return { profileInfo: info, myCasties: Object.fromEntries(views.map((v) => [v._id, { question: v.question, answerable: castieAnswerable(v, now) }])) };
     },
     opts,
   );
@@ -30,7 +42,7 @@ export function profileRoutes(app: FastifyInstance, ctx: CastiesContext): void {
       const { person, info } = await ctx.people.profileInfo(caller.userId, params.handle);
       if (ctx.people.hidesFrom(person, caller.userId)) return { profileInfo: info, myForecasts: 'private' as const };
       const hidden = new Set(await ctx.groups.hiddenSlugsFor(caller.userId));
-      const forecasts = (await ctx.forecastDocs.find({ userId: person._id }, { sort: { placedAt: -1, _id: -1 } })).filter((f) => !hidden.has(f.groupSlug));
+      const forecasts = (await ctx.forecasts.find({ userId: person._id }, { sort: { placedAt: -1, _id: -1 } })).filter((f) => !hidden.has(f.groupSlug));
       if (query.ids_only) return { profileInfo: info, myForecasts: forecasts.map((f) => f.castieId) };
       return { profileInfo: info, myForecasts: await ctx.objects.forecastObjects(forecasts) };
     },

@@ -2,7 +2,6 @@ import { castieEvents, groupEvents, identityEvents, internalHeaders, socialEvent
 import {
   createFileEventLog,
   createLogEventStore,
-  createMemoryDocumentStore,
   ManualClock,
   newId,
   type DocumentStore,
@@ -10,6 +9,7 @@ import {
   type EventStore,
   type ProjectionRunner,
 } from '@castie/platform';
+import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import type { FastifyInstance } from 'fastify';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -32,6 +32,7 @@ export class CastiesFixture {
   runner!: ProjectionRunner;
   documents!: DocumentStore;
   private stores = new Map<string, EventStore>();
+  #storeCount = 0;
   private constructor(
     readonly dir: string,
     readonly log: EventLog,
@@ -47,21 +48,24 @@ export class CastiesFixture {
     return fixture;
   }
 
+  /** A new read-model store (its own SQLite file in the fixture's directory). */
+  newStore(): DocumentStore {
+    return openSqliteDocumentStore({ path: join(this.dir, `read-models-${++this.#storeCount}.db`) });
+  }
+
   /** Builds (or rebuilds, on a fresh document store) the read models and the app. */
-  async boot(documents: DocumentStore = createMemoryDocumentStore()): Promise<void> {
+  async boot(documents: DocumentStore = this.newStore()): Promise<void> {
     this.documents = documents;
     this.runner = await startCastiesReadModels({ log: this.log, documents });
-    this.app = buildCastiesApp({
-      store: await this.store('casties'),
-      documents,
-      log: this.log,
-      clock: this.clock,
-      timeZone: this.timeZone,
-      waitFor: (p, t) => this.runner.waitFor(p, t),
-      consistency: this.runner,
-      checkResponses: true,
-    });
+    this.app = buildCastiesApp({ store: await this.store('casties'), documents, readModels: this.runner, clock: this.clock, timeZone: this.timeZone, checkResponses: true });
     await this.app.ready();
+  }
+
+  /** Stops the read models and the app, and closes their store (the log stays). */
+  async shutDown(): Promise<void> {
+    await this.runner.stop();
+    await this.app.close();
+    await this.documents.close();
   }
 
   async store(topic: string): Promise<EventStore> {
@@ -159,8 +163,7 @@ export class CastiesFixture {
   }
 
   async close(): Promise<void> {
-    await this.runner.stop();
-    await this.app.close();
+    await this.shutDown();
     for (const s of this.stores.values()) await s.close();
     await this.log.close();
     await rm(this.dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import type { GroupEvent } from '@castie/contracts';
-import { deciderSpec } from '@castie/testing';
+import { deciderSpec } from '@castie/platform/testing';
 import { describe, it } from 'vitest';
 import { groupDecider, type GroupCommand } from './group-decider.ts';
 

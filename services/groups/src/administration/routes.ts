@@ -37,7 +37,8 @@ export function administrationRoutes(app: FastifyInstance, ctx: GroupsContext): 
         { type: 'CreateGroup', ...fields, groupIcon: groupIcon ? mediaPath(groupIcon.key) : '', restrictCreation: restrictCreation ?? false },
         ctx.meta('admin'),
       );
-      await ctx.settle(done.positions);
+      // Operators have no session: the answer waits (bounded) until the read models show the write.
+      await ctx.readModels.waitFor(done.positions);
       return adminView(body.slug);
     },
     ctx.opts,
@@ -50,7 +51,7 @@ export function administrationRoutes(app: FastifyInstance, ctx: GroupsContext): 
       const group = await ctx.loadGroup(params.group_slug);
       const person = await ctx.people.activeByHandle(params.handle);
       const done = await ctx.memberships.handle(membershipStreamId(group.slug, person._id), { type: 'GrantAccess', group, userId: person._id, handle: person.handle, by: 'admin' }, ctx.meta('admin'));
-      await ctx.settle(done.positions);
+      await ctx.readModels.waitFor(done.positions);
       return { handle: person.handle, group_slug: group.slug, ...standing(done.state), message: `${person.handle} has been approved to join the ${group.groupName} group` };
     },
     ctx.opts,
@@ -67,7 +68,7 @@ export function administrationRoutes(app: FastifyInstance, ctx: GroupsContext): 
         const group = await ctx.loadGroup(params.group_slug);
         const person = await ctx.people.activeByHandle(params.handle);
         const done = await ctx.groups.handle(groupStreamId(group.slug), { type, userId: person._id }, ctx.meta('admin'));
-        await ctx.settle(done.positions);
+        await ctx.readModels.waitFor(done.positions);
         return adminView(group.slug);
       },
       ctx.opts,

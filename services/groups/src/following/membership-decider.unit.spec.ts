@@ -1,5 +1,5 @@
 import type { GroupEvent } from '@castie/contracts';
-import { deciderSpec } from '@castie/testing';
+import { deciderSpec } from '@castie/platform/testing';
 import { describe, expect, it } from 'vitest';
 import { groupMessages, membershipDecider, standing, type GroupFacts, type MembershipCommand } from './membership-decider.ts';
 

@@ -1,5 +1,5 @@
 import type { IdentityEvent } from '@castie/contracts';
-import { deciderSpec } from '@castie/testing';
+import { deciderSpec } from '@castie/platform/testing';
 import { describe, it } from 'vitest';
 import { accountDecider } from './decider.ts';
 

@@ -1,5 +1,5 @@
 import type { LoginEvent } from '@castie/contracts';
-import { deciderSpec } from '@castie/testing';
+import { deciderSpec } from '@castie/platform/testing';
 import { describe, it } from 'vitest';
 import { loginDecider } from './decider.ts';
 import { handleClaimDecider } from './handle-claim.ts';

@@ -1,4 +1,4 @@
-import { deciderSpec } from '@castie/testing';
+import { deciderSpec } from '@castie/platform/testing';
 import { describe, expect, it } from 'vitest';
 import { inboxDecider } from './decider.ts';
 

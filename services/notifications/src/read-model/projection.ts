@@ -9,15 +9,14 @@ import {
   type NotificationType,
   type SocialEvent,
 } from '@castie/contracts';
-import type { DocumentStore, Projection } from '@castie/platform';
+import { collectionSpec, type Doc, type DocumentStore, type Projection } from '@castie/platform';
 
 /**
  * A stored notification. Texts are not stored: handles, questions and group names are looked up
  * when the list is shown, so a renamed handle reads right. Grouped kinds (a Castie forecasted by
  * several people) keep one document that counts until the user reads it.
  */
-export interface NotificationDoc {
-  _id: string;
+export interface NotificationDoc extends Doc {
   userId: string;
   type: NotificationType;
   /** The user who caused it (sender, forecaster, commenter), when there is one. */
@@ -27,49 +26,45 @@ export interface NotificationDoc {
   /** How many events this notification stands for (grouped kinds). */
   count: number;
   createdAt: string;
-  [key: string]: unknown;
 }
 
 /** What notifications need to know of a Castie. */
-export interface CastieInfoDoc {
-  _id: string;
+export interface CastieInfoDoc extends Doc {
   question: string;
   creatorId: string;
   groupSlug: string;
   endsAt: string | null;
   answered: boolean;
   createdAt: string;
-  [key: string]: unknown;
 }
 
 /** A forecast or comment, kept so notifications about it can be worked out when read. */
-export interface ActivityDoc {
-  _id: string;
+export interface ActivityDoc extends Doc {
   kind: 'forecast' | 'comment';
   castieId: string;
   actorId: string;
   at: string;
-  [key: string]: unknown;
 }
 
 /** When a user last opened their notifications. */
-export interface InboxDoc {
-  _id: string;
+export interface InboxDoc extends Doc {
   lastRetrievedAt: string | null;
   lastSignedInAt: string | null;
-  [key: string]: unknown;
 }
 
-export const NOTIFICATIONS = 'notifications';
-export const CASTIE_INFO = 'notification_casties';
-export const INBOXES = 'inboxes';
-export const ACTIVITY = 'notification_activity';
+/** Indexes: a user's notifications newest first. */
+export const NOTIFICATIONS = collectionSpec<NotificationDoc>({ name: 'notifications', indexes: [{ keys: { userId: 1, createdAt: -1 } }] });
+/** Indexes: a creator's Casties newest first (and those waiting for an answer); a group's new Casties. */
+export const CASTIE_INFO = collectionSpec<CastieInfoDoc>({ name: 'notification_casties', indexes: [{ keys: { creatorId: 1, createdAt: -1 } }, { keys: { groupSlug: 1, createdAt: -1 } }] });
+export const INBOXES = collectionSpec<InboxDoc>({ name: 'inboxes' });
+/** Indexes: forecasts on a Castie by time; a person's forecasts and comments by time. */
+export const ACTIVITY = collectionSpec<ActivityDoc>({ name: 'notification_activity', indexes: [{ keys: { castieId: 1, at: -1 } }, { keys: { actorId: 1, at: -1 } }] });
 
 export const collections = (store: DocumentStore) => ({
-  notifications: store.collection<NotificationDoc>(NOTIFICATIONS),
-  casties: store.collection<CastieInfoDoc>(CASTIE_INFO),
-  inboxes: store.collection<InboxDoc>(INBOXES),
-  activity: store.collection<ActivityDoc>(ACTIVITY),
+  notifications: store.collection(NOTIFICATIONS),
+  casties: store.collection(CASTIE_INFO),
+  inboxes: store.collection(INBOXES),
+  activity: store.collection(ACTIVITY),
 });
 
 /**
@@ -86,17 +81,12 @@ export function notificationsProjection(store: DocumentStore): Projection {
 
   return {
     name: 'notifications',
+    version: 1,
     topics: [SOCIAL_TOPIC, GROUPS_TOPIC, CASTIES_TOPIC, NOTIFICATIONS_TOPIC],
-    async setup() {
-      await notifications.createIndex({ userId: 1, createdAt: -1 });
-      await activity.createIndex({ castieId: 1 });
-      await activity.createIndex({ actorId: 1 });
-      await casties.createIndex({ creatorId: 1 });
-      await casties.createIndex({ groupSlug: 1, createdAt: -1 });
-    },
+    collections: [NOTIFICATIONS, CASTIE_INFO, INBOXES, ACTIVITY],
     async apply(event, envelope, record) {
       const at = envelope.occurredAt;
-      const put = (doc: Omit<NotificationDoc, 'count'>) => notifications.replaceOne({ _id: doc._id }, { ...doc, count: 1 } as NotificationDoc, { upsert: true });
+      const put = (doc: Omit<NotificationDoc, 'count'>) => notifications.replaceOne({ _id: doc._id }, { ...doc, count: 1 }, { upsert: true });
 
       if (record.topic === SOCIAL_TOPIC) {
         const e = event as SocialEvent;

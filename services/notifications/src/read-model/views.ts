@@ -1,6 +1,6 @@
-import { apiDate, apiTimeSeconds, type Notification, type NotificationType } from '@castie/contracts';
+import { apiDate, apiTimeSeconds, needsAnswerFilter, type Notification, type NotificationType } from '@castie/contracts';
 import type { DocumentStore } from '@castie/platform';
-import { GROUP_MEMBERSHIPS, membershipId, type GroupDirectory, type MembershipDoc, type People, type PersonDoc } from '@castie/reference';
+import type { GroupDirectory, People, PersonDoc } from '@castie/reference';
 import { collections, type ActivityDoc, type CastieInfoDoc, type NotificationDoc } from './projection.ts';
 
 /** How far back notifications worked out when read (activity, new Casties) reach. */
@@ -58,7 +58,6 @@ function unreadOrAll<T extends { at: string }>(events: T[], lastRetrievedAt: str
  */
 export class NotificationViews {
   readonly #c;
-  readonly #memberships;
 
   constructor(
     store: DocumentStore,
@@ -67,7 +66,6 @@ export class NotificationViews {
     private readonly timeZone: string,
   ) {
     this.#c = collections(store);
-    this.#memberships = store.collection<MembershipDoc>(GROUP_MEMBERSHIPS);
   }
 
   async lastRetrievedAt(userId: string): Promise<string | null> {
@@ -76,7 +74,7 @@ export class NotificationViews {
 
   /** The user's Casties with an end date that ended and wait for their answer, latest end first. */
   needingAnswer(userId: string, now: Date): Promise<CastieInfoDoc[]> {
-    return this.#c.casties.find({ creatorId: userId, answered: false, endsAt: { $ne: null, $lte: now.toISOString() } }, { sort: { endsAt: -1 } });
+    return this.#c.casties.find(needsAnswerFilter(userId, now), { sort: { endsAt: -1 } });
   }
 
   private async stored(userId: string, now: Date, since: string | null, limit?: number): Promise<Item[]> {
@@ -165,9 +163,8 @@ export class NotificationViews {
   private async newCasties(userId: string, now: Date, lastRetrievedAt: string | null): Promise<Item[]> {
     const windowStart = new Date(now.getTime() - WINDOW_MS).toISOString();
     const items: Item[] = [];
-    for (const group of await this.groups.followedGroups(userId)) {
-      const membership = await this.#memberships.findOne({ _id: membershipId(group.slug, userId) });
-      const from = [windowStart, membership?.since ?? windowStart].sort().at(-1)!;
+    for (const { group, since } of await this.groups.follows(userId)) {
+      const from = [windowStart, since ?? windowStart].sort().at(-1)!;
       const added = await this.#c.casties.find({ groupSlug: group.slug, createdAt: { $gte: from, $lte: now.toISOString() }, creatorId: { $ne: userId } });
       if (added.length === 0) continue;
       const shown = unreadOrAll(

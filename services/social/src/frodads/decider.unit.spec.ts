@@ -1,5 +1,5 @@
 import type { SocialEvent } from '@castie/contracts';
-import { deciderSpec } from '@castie/testing';
+import { deciderSpec } from '@castie/platform/testing';
 import { describe, expect, it } from 'vitest';
 import { friendshipDecider, frodadsStreamId } from './decider.ts';
 

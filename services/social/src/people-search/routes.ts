@@ -1,9 +1,7 @@
 import { api } from '@castie/contracts';
 import { route } from '@castie/platform';
-import { PEOPLE, type PersonDoc } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
 import type { SocialContext } from '../context.ts';
-import { findPeople } from './search.ts';
 
 /**
  * GET /api/search/people/?q=: active people whose handle, first or last name contain every word
@@ -11,12 +9,11 @@ import { findPeople } from './search.ts';
  * not people); deleted ones never.
  */
 export function peopleSearchRoutes(app: FastifyInstance, ctx: SocialContext): void {
-  const people = ctx.documents.collection<PersonDoc>(PEOPLE);
   route(
     app,
     api.social.searchPeople,
     async ({ caller, query }) => {
-      const { found, hasMore, nextBefore } = await findPeople(people, query.q, { limit: query.limit, before: query.before });
+      const { found, hasMore, nextBefore } = await ctx.people.search(query.q, { limit: query.limit, before: query.before });
       const relations = await ctx.people.relations(caller.userId, found.map((p) => p._id));
       const search_results = found.map((p) => {
         const { friend_status } = ctx.people.frodad(p, relations.get(p._id) ?? 'not-friends', { withLevel: false });

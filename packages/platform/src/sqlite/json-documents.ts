@@ -1,0 +1,256 @@
+/**
+ * Pure operations on documents as plain JSON values: dotted paths, copies, equality, the update
+ * operators of the document store port, and a matcher for filters. The SQLite adapter evaluates
+ * queries in SQL; it uses these where it already holds the document (a unit of work's cache, an
+ * upsert), and the conformance suite checks that both give the same answers.
+ */
+
+export type JsonObject = Record<string, unknown>;
+
+const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A deep copy of a JSON value (much cheaper than structuredClone for small documents). */
+export function cloneJson<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(cloneJson) as T;
+  const out: JsonObject = {};
+  for (const key in value) out[key] = cloneJson((value as JsonObject)[key]);
+  return out as T;
+}
+
+/** Deep equality of JSON values; object keys compare in order, as MongoDB compares documents. */
+export function equalJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    return a.length === bb.length && a.every((x, i) => equalJson(x, bb[i]));
+  }
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return ka.length === kb.length && ka.every((k, i) => k === kb[i] && equalJson((a as JsonObject)[k], (b as JsonObject)[k]));
+}
+
+export const splitPath = (path: string): string[] => path.split('.');
+
+/** The value at a dotted path (through objects only), or undefined when missing. */
+export function getPath(doc: JsonObject, path: string): unknown {
+  if (!path.includes('.')) return doc[path];
+  let at: unknown = doc;
+  for (const key of splitPath(path)) {
+    if (!isObject(at)) return undefined;
+    at = at[key];
+  }
+  return at;
+}
+
+function parentOf(doc: JsonObject, path: string, create: boolean): { parent: JsonObject; key: string } | null {
+  const keys = splitPath(path);
+  let at: JsonObject = doc;
+  for (let i = 0; i < keys.length - 1; i++) {
+    const next = at[keys[i]!];
+    if (isObject(next)) at = next;
+    else if (next === undefined && create) at = at[keys[i]!] = {};
+    else if (create) throw new Error(`cannot create field ${path}: ${keys.slice(0, i + 1).join('.')} is not an object`);
+    else return null;
+  }
+  return { parent: at, key: keys[keys.length - 1]! };
+}
+
+export function setPath(doc: JsonObject, path: string, value: unknown): void {
+  const { parent, key } = parentOf(doc, path, true)!;
+  parent[key] = value;
+}
+
+export function unsetPath(doc: JsonObject, path: string): void {
+  const found = parentOf(doc, path, false);
+  if (found) delete found.parent[found.key];
+}
+
+/** Orders two scalars of one type; null when they are of different types (MongoDB's brackets). */
+export function compareScalars(a: unknown, b: unknown): number | null {
+  if (typeof a !== typeof b || a === null || b === null || typeof a === 'object') return null;
+  return (a as string | number | boolean) < (b as string | number | boolean) ? -1 : (a as string | number | boolean) > (b as string | number | boolean) ? 1 : 0;
+}
+
+type Operators = Partial<Record<'$set' | '$unset' | '$inc' | '$max' | '$min' | '$push' | '$pull' | '$addToSet' | '$setOnInsert', JsonObject>>;
+
+const SUPPORTED = new Set(['$set', '$unset', '$inc', '$max', '$min', '$push', '$pull', '$addToSet', '$setOnInsert']);
+
+/**
+ * Applies update operators to `doc` in place and tells whether anything changed (MongoDB's
+ * modifiedCount). `$setOnInsert` applies only when `inserting`. Throws on an unknown operator, on
+ * `$inc` of a non-number and on changes of `_id`.
+ */
+export function applyUpdate(doc: JsonObject, update: Operators, inserting: boolean): boolean {
+  for (const op of Object.keys(update)) if (!SUPPORTED.has(op)) throw new Error(`unsupported update operator ${op}`);
+  let changed = false;
+  const each = (fields: JsonObject | undefined, fn: (path: string, value: unknown) => void) => {
+    if (!fields) return;
+    for (const path of Object.keys(fields)) {
+      if (path === '_id') throw new Error('the _id of a document cannot change');
+      fn(path, fields[path]);
+    }
+  };
+  const set = (path: string, value: unknown) => {
+    if (equalJson(getPath(doc, path), value)) return;
+    setPath(doc, path, cloneJson(value));
+    changed = true;
+  };
+  if (inserting) each(update.$setOnInsert, set);
+  each(update.$set, set);
+  each(update.$unset, (path) => {
+    if (getPath(doc, path) === undefined) return;
+    unsetPath(doc, path);
+    changed = true;
+  });
+  each(update.$inc, (path, by) => {
+    const now = getPath(doc, path);
+    if (now !== undefined && typeof now !== 'number') throw new Error(`cannot $inc the non-number field ${path}`);
+    set(path, ((now as number | undefined) ?? 0) + (by as number));
+  });
+  const keep = (sign: 1 | -1) => (path: string, value: unknown) => {
+    const now = getPath(doc, path);
+    const order = compareScalars(value, now);
+    if (now === undefined || now === null || (order !== null && order * sign > 0)) set(path, value);
+  };
+  each(update.$max, keep(1));
+  each(update.$min, keep(-1));
+  const arrayAt = (path: string): unknown[] => {
+    const now = getPath(doc, path);
+    if (now === undefined) {
+      const created: unknown[] = [];
+      setPath(doc, path, created);
+      changed = true;
+      return created;
+    }
+    if (!Array.isArray(now)) throw new Error(`the field ${path} is not an array`);
+    return now;
+  };
+  each(update.$push, (path, value) => {
+    arrayAt(path).push(cloneJson(value));
+    changed = true;
+  });
+  each(update.$addToSet, (path, value) => {
+    const list = arrayAt(path);
+    const values = isObject(value) && Array.isArray(value.$each) ? (value.$each as unknown[]) : [value];
+    for (const v of values) {
+      if (list.some((x) => equalJson(x, v))) continue;
+      list.push(cloneJson(v));
+      changed = true;
+    }
+  });
+  each(update.$pull, (path, value) => {
+    const now = getPath(doc, path);
+    if (!Array.isArray(now)) return;
+    const kept = now.filter((x) => !equalJson(x, value));
+    if (kept.length === now.length) return;
+    setPath(doc, path, kept);
+    changed = true;
+  });
+  return changed;
+}
+
+/**
+ * The document an upsert starts from: the filter's equality conditions (plain values and $eq,
+ * at the top level and inside $and), as MongoDB builds it.
+ */
+export function seedFromFilter(filter: JsonObject): JsonObject {
+  const doc: JsonObject = {};
+  const visit = (f: JsonObject) => {
+    for (const [key, condition] of Object.entries(f)) {
+      if (key === '$and') for (const sub of condition as JsonObject[]) visit(sub);
+      if (key.startsWith('$')) continue;
+      if (isOperatorObject(condition)) {
+        if ('$eq' in condition) setPath(doc, key, cloneJson(condition.$eq));
+      } else if (!(condition instanceof RegExp)) setPath(doc, key, cloneJson(condition));
+    }
+  };
+  visit(filter);
+  return doc;
+}
+
+export const isOperatorObject = (v: unknown): v is JsonObject => isObject(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => k.startsWith('$'));
+
+/** Compiled regular expressions of $regex conditions, shared by the matcher and SQL's regexp(). */
+const regexCache = new Map<string, RegExp>();
+export function regexFor(pattern: string | RegExp, options = ''): RegExp {
+  if (pattern instanceof RegExp) {
+    if (!options) return pattern;
+    pattern = pattern.source;
+  }
+  const key = `${options}/${pattern}`;
+  let re = regexCache.get(key);
+  if (!re) {
+    if (regexCache.size > 1000) regexCache.clear();
+    regexCache.set(key, (re = new RegExp(pattern, options.replace(/[^imsu]/g, ''))));
+  }
+  return re;
+}
+
+/**
+ * Tests a document against a filter with the port's semantics (see ports/document-store.ts).
+ * `arrays` names the top-level fields holding arrays: conditions on them apply to elements.
+ */
+export function matches(doc: JsonObject, filter: JsonObject, arrays: ReadonlySet<string>): boolean {
+  for (const [key, condition] of Object.entries(filter)) {
+    if (key === '$and') {
+      if (!(condition as JsonObject[]).every((sub) => matches(doc, sub, arrays))) return false;
+    } else if (key === '$or') {
+      if (!(condition as JsonObject[]).some((sub) => matches(doc, sub, arrays))) return false;
+    } else if (key.startsWith('$')) {
+      throw new Error(`unsupported filter operator ${key}`);
+    } else if (!fieldMatches(getPath(doc, key), condition, arrays.has(key))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+function fieldMatches(value: unknown, condition: unknown, isArray: boolean): boolean {
+  if (condition instanceof RegExp) return matchesOperator(value, '$regex', condition, '', isArray);
+  if (!isOperatorObject(condition)) return equalsCondition(value, condition, isArray);
+  const options = typeof condition.$options === 'string' ? condition.$options : '';
+  for (const [op, operand] of Object.entries(condition)) {
+    if (op === '$options') continue;
+    if (!matchesOperator(value, op, operand, options, isArray)) return false;
+  }
+  return true;
+}
+
+/** Equality as a filter means it: null matches missing; on an array field, any element. */
+function equalsCondition(value: unknown, wanted: unknown, isArray: boolean): boolean {
+  if (wanted === null) return value === null || value === undefined;
+  if (isArray && Array.isArray(value)) return value.some((e) => equalJson(e, wanted));
+  return equalJson(value, wanted);
+}
+
+function matchesOperator(value: unknown, op: string, operand: unknown, options: string, isArray: boolean): boolean {
+  const elements: unknown[] = isArray && Array.isArray(value) ? value : [value];
+  switch (op) {
+    case '$eq':
+      return equalsCondition(value, operand, isArray);
+    case '$ne':
+      return !equalsCondition(value, operand, isArray);
+    case '$in':
+      return (operand as unknown[]).some((v) => equalsCondition(value, v, isArray));
+    case '$nin':
+      return !(operand as unknown[]).some((v) => equalsCondition(value, v, isArray));
+    case '$exists':
+      return (value !== undefined) === Boolean(operand);
+    case '$gt':
+    case '$gte':
+    case '$lt':
+    case '$lte':
+      return elements.some((e) => {
+        const order = compareScalars(e, operand);
+        if (order === null) return false;
+        return op === '$gt' ? order > 0 : op === '$gte' ? order >= 0 : op === '$lt' ? order < 0 : order <= 0;
+      });
+    case '$regex':
+      return elements.some((e) => typeof e === 'string' && regexFor(operand as string | RegExp, options).test(e));
+    default:
+      throw new Error(`unsupported filter operator ${op}`);
+  }
+}

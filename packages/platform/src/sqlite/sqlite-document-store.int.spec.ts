@@ -1,0 +1,129 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { collectionSpec, type Doc } from '../ports/document-store.ts';
+import { describeDocumentStore } from '../testing/conformance/document-store.ts';
+import { openSqliteDocumentStore, type SqliteDocumentStore } from './sqlite-document-store.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'castie-sqlite-'));
+let n = 0;
+const file = () => join(dir, `store-${++n}.db`);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describeDocumentStore('sqlite in memory', () => openSqliteDocumentStore({ path: ':memory:' }));
+describeDocumentStore('sqlite file (a writer and a reader connection)', () => openSqliteDocumentStore({ path: file() }));
+
+interface View extends Doc {
+  groupSlug: string;
+  activityAt: string;
+  question: string;
+  terms: string[];
+  forecasts: number;
+}
+const views = collectionSpec<View>({
+  name: 'views',
+  arrays: ['terms'],
+  indexes: [{ keys: { groupSlug: 1, activityAt: -1, _id: -1 } }, { keys: { activityAt: -1, _id: -1 } }, { keys: { terms: 1 } }],
+});
+const view = (i: number): View => ({
+  _id: `c${String(i).padStart(5, '0')}`,
+  groupSlug: `g${i % 20}`,
+  activityAt: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
+  question: `question ${i}`,
+  terms: [`w${i % 3}`, 'all'],
+  forecasts: 0,
+});
+
+describe('sqlite document store', () => {
+  const opened: SqliteDocumentStore[] = [];
+  const open = (path = file()) => {
+    const store = openSqliteDocumentStore({ path });
+    opened.push(store);
+    return store;
+  };
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+  });
+
+  it('keeps nothing of a unit of work that fails, and others never see it half done', async () => {
+    const store = open();
+    const c = store.collection(views);
+    await c.insertOne(view(1));
+    let release!: () => void;
+    const paused = new Promise<void>((resolve) => (release = resolve));
+    let midway!: () => void;
+    const reachedMidway = new Promise<void>((resolve) => (midway = resolve));
+    const unit = store.transaction(async () => {
+      await c.updateOne({ _id: view(1)._id }, { $inc: { forecasts: 5 } });
+      await c.insertOne(view(2));
+      midway();
+      await paused;
+      throw new Error('the batch failed');
+    });
+    await reachedMidway;
+    // Another reader while the unit is open: the committed state only.
+    expect((await c.findOne({ _id: view(1)._id }))?.forecasts).toBe(0);
+    expect(await c.countDocuments()).toBe(1);
+    release();
+    await expect(unit).rejects.toThrow('the batch failed');
+    expect((await c.findOne({ _id: view(1)._id }))?.forecasts).toBe(0);
+    expect(await c.findOne({ _id: view(2)._id })).toBeNull();
+  });
+
+  it('a write outside a unit waits for the open unit and is not part of it', async () => {
+    const store = open();
+    const c = store.collection(views);
+    let release!: () => void;
+    const paused = new Promise<void>((resolve) => (release = resolve));
+    const unit = store.transaction(async () => {
+      await c.insertOne(view(1));
+      await paused;
+      throw new Error('rolled back');
+    });
+    const outside = c.insertOne(view(2));
+    release();
+    await expect(unit).rejects.toThrow('rolled back');
+    await outside;
+    expect((await c.find({})).map((d) => d._id)).toEqual([view(2)._id]);
+  });
+
+  it('keeps data and builds new index columns from it when reopened with more indexes', async () => {
+    const path = file();
+    const plain = collectionSpec<View>({ name: 'views', arrays: ['terms'] });
+    const first = openSqliteDocumentStore({ path });
+    for (let i = 0; i < 50; i++) await first.collection(plain).insertOne(view(i));
+    await first.close();
+    const second = open(path);
+    const c = second.collection(views);
+    expect((await c.find({ groupSlug: 'g3' }, { sort: { activityAt: -1, _id: -1 } })).map((d) => d._id)).toEqual(['c00043', 'c00023', 'c00003']);
+    expect(await c.countDocuments({ terms: 'w1' })).toBe(17);
+    expect(second.explain(views, { groupSlug: 'g3' }, { sort: { activityAt: -1, _id: -1 }, limit: 2 }).join('\n')).toMatch(/USING (COVERING )?INDEX/);
+  });
+
+  it('serves sort + limit over $in values as a merge of index ranges, and the rest from indexes, without sorting', async () => {
+    const store = open();
+    const c = store.collection(views);
+    await store.transaction(async () => {
+      for (let i = 0; i < 2000; i++) await c.insertOne(view(i));
+    });
+    const sort = { activityAt: -1, _id: -1 } as const;
+    const following = { groupSlug: { $in: ['g1', 'g5', 'g7'] } };
+    const plan = store.explain(views, following, { sort, limit: 101 }).join('\n');
+    expect(plan).toContain('MERGE (UNION ALL)');
+    expect(plan).not.toContain('TEMP B-TREE');
+    const page = await c.find(following, { sort, limit: 5 });
+    expect(page.map((d) => d._id)).toEqual(['c01987', 'c01985', 'c01981', 'c01967', 'c01965']);
+    const spicy = store.explain(views, { groupSlug: { $nin: ['g2'] } }, { sort, limit: 101 }).join('\n');
+    expect(spicy).toMatch(/SCAN views USING INDEX/);
+    expect(spicy).not.toContain('TEMP B-TREE');
+    expect(store.explain(views, { terms: 'w2' }, {}).join('\n')).toMatch(/views\$terms/);
+  });
+
+  it('refuses documents with an undeclared array field, and collections declared twice differently', async () => {
+    const store = open();
+    const loose = store.collection(collectionSpec<Doc & { list: string[] }>({ name: 'loose' }));
+    await expect(loose.insertOne({ _id: 'x', list: ['a'] })).rejects.toThrow(/declare it in the collection's arrays/);
+    expect(() => store.collection(collectionSpec<Doc & { list: string[] }>({ name: 'loose', arrays: ['list'] }))).toThrow(/declared twice/);
+  });
+});

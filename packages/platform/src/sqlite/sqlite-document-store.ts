@@ -1,0 +1,634 @@
+import Database from 'better-sqlite3';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import {
+  DuplicateKeyError,
+  type Collection,
+  type CollectionSpec,
+  type Doc,
+  type DocumentStore,
+  type Filter,
+  type UpdateResult,
+} from '../ports/document-store.ts';
+import { applyUpdate, cloneJson, getPath, matches, regexFor, seedFromFilter, type JsonObject } from './json-documents.ts';
+import { compileFilter, compileSort, fieldExpr, jsonPath, quoteIdent, sqlValue, type TableShape } from './sql-filter.ts';
+
+export interface SqliteDocumentStoreOptions {
+  /** The database file (created when missing), or `:memory:`. */
+  path: string;
+  /** Page cache of each connection, in MiB (default 16). */
+  cacheMiB?: number;
+}
+
+/** The SQLite adapter, plus what its own tests look at. */
+export interface SqliteDocumentStore extends DocumentStore {
+  /** SQLite's plan for a find, one line per step (tests check that indexes serve the queries). */
+  explain<T extends Doc>(spec: CollectionSpec<T>, filter: Filter<T>, options?: { sort?: Record<string, 1 | -1>; limit?: number }): string[];
+}
+
+type Statement = Database.Statement<unknown[], unknown>;
+type Row = { id: string; doc: string };
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** At most this many `$in` values are merged as index ranges (SQLite allows 500 compound terms). */
+const MERGE_MAX = 64;
+
+/** One connection with its prepared statements, the regexp() of $regex, and our pragmas. */
+class Connection {
+  readonly db: Database.Database;
+  readonly #statements = new Map<string, Statement>();
+
+  constructor(path: string, options: { readonly: boolean; cacheMiB: number }) {
+    this.db = new Database(path, { readonly: options.readonly });
+    if (!options.readonly && path !== ':memory:') {
+      // WAL: readers never block the writer. NORMAL: a crash may lose the last commits but never
+      // corrupts; read models come back from the log anyway (their checkpoints commit with them).
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+    }
+    this.db.pragma(`cache_size = -${options.cacheMiB * 1024}`);
+    this.db.pragma('temp_store = MEMORY');
+    this.db.function('castie_regexp', { deterministic: true }, (pattern, flags, value) => (typeof value === 'string' && regexFor(String(pattern), String(flags)).test(value) ? 1 : 0));
+  }
+
+  /** A cached prepared statement (bounded: filters of varying shape must not grow it forever). */
+  prepare(sql: string): Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      if (this.#statements.size >= 2000) this.#statements.clear();
+      statement = this.db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  forget(): void {
+    this.#statements.clear();
+  }
+}
+
+const isDuplicate = (error: unknown): boolean => (error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || (error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE';
+
+/** One collection's table: its layout and how a document becomes a row. */
+class Table implements TableShape {
+  readonly q: string;
+  readonly columns = new Map<string, string>();
+  readonly arrays: ReadonlySet<string>;
+  readonly multikey = new Map<string, string>();
+  /** Indexes by their keys: [path, direction][]. */
+  readonly indexes: [string, 1 | -1][][];
+  readonly #columnList: [string, string][];
+
+  constructor(
+    readonly name: string,
+    readonly spec: CollectionSpec<Doc>,
+    private readonly writer: Connection,
+  ) {
+    if (!NAME.test(name)) throw new Error(`invalid collection name "${name}": use letters, digits and _`);
+    this.q = quoteIdent(name);
+    this.arrays = new Set<string>(spec.arrays ?? []);
+    this.indexes = (spec.indexes ?? []).map((index) => Object.entries(index.keys) as [string, 1 | -1][]);
+    for (const keys of this.indexes) {
+      const [first] = keys[0] ?? [];
+      if (first === undefined) throw new Error(`an index of ${name} has no keys`);
+      if (this.arrays.has(first)) {
+        if (keys.length > 1) throw new Error(`the multikey index on ${name}.${first} must have that one key`);
+        this.multikey.set(first, quoteIdent(`${name}$${first}`));
+        continue;
+      }
+      for (const [path] of keys) {
+        if (this.arrays.has(path.split('.')[0]!)) throw new Error(`the array field ${path} of ${name} can only be the single key of its index`);
+        if (path !== '_id') this.columns.set(path, quoteIdent(`$${path}`));
+      }
+    }
+    this.#columnList = [...this.columns];
+    this.create();
+  }
+
+  /** Creates the table, its index columns (filled from the documents) and indexes; drops what the spec no longer names. */
+  private create(): void {
+    const db = this.writer.db;
+    db.exec(`CREATE TABLE IF NOT EXISTS ${this.q} (id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL) WITHOUT ROWID`);
+    const existing = new Set((db.prepare(`PRAGMA table_info(${this.q})`).all() as { name: string }[]).map((c) => c.name));
+    const indexNames = new Set(this.indexes.filter((keys) => !this.arrays.has(keys[0]![0])).map((keys) => this.indexName(keys)));
+    for (const { name } of db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name LIKE ?`).all(this.name, `${this.name}$%`) as { name: string }[]) {
+      if (!indexNames.has(name)) db.exec(`DROP INDEX ${quoteIdent(name)}`);
+    }
+    for (const column of existing) {
+      if (column.startsWith('$') && !this.columns.has(column.slice(1))) db.exec(`ALTER TABLE ${this.q} DROP COLUMN ${quoteIdent(column)}`);
+    }
+    for (const [path, column] of this.columns) {
+      if (existing.has(`$${path}`)) continue;
+      db.exec(`ALTER TABLE ${this.q} ADD COLUMN ${column}`);
+      db.exec(`UPDATE ${this.q} SET ${column} = json_extract(doc, '${jsonPath(path)}')`);
+    }
+    for (const keys of this.indexes) {
+      const [first] = keys[0]!;
+      if (this.arrays.has(first)) {
+        const side = this.multikey.get(first)!;
+        const fresh = !db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(`${this.name}$${first}`);
+        db.exec(`CREATE TABLE IF NOT EXISTS ${side} (k, id TEXT NOT NULL, PRIMARY KEY (k, id)) WITHOUT ROWID`);
+        db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`${this.name}$${first}$id`)} ON ${side} (id)`);
+        if (fresh) db.exec(`INSERT OR IGNORE INTO ${side} (k, id) SELECT e.value, t.id FROM ${this.q} t, json_each(t.doc, '${jsonPath(first)}') e`);
+        continue;
+      }
+      const columns = keys.map(([path, dir]) => `${path === '_id' ? 'id' : this.columns.get(path)!}${dir === -1 ? ' DESC' : ''}`);
+      db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(this.indexName(keys))} ON ${this.q} (${columns.join(', ')})`);
+    }
+    for (const { name } of db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?`).all(`${this.name}$%`) as { name: string }[]) {
+      if (![...this.multikey.keys()].some((field) => `${this.name}$${field}` === name)) db.exec(`DROP TABLE ${quoteIdent(name)}`);
+    }
+  }
+
+  private indexName(keys: [string, 1 | -1][]): string {
+    return `${this.name}$${keys.map(([path, dir]) => `${path}${dir === -1 ? '-' : ''}`).join(',')}`;
+  }
+
+  /** Column values of a document, in column order. */
+  columnValues(doc: JsonObject): unknown[] {
+    return this.#columnList.map(([path]) => sqlValue(getPath(doc, path)));
+  }
+
+  /** Distinct elements of each multikey field. */
+  elements(doc: JsonObject): unknown[][] {
+    return [...this.multikey.keys()].map((field) => {
+      const value = doc[field];
+      return Array.isArray(value) ? [...new Set(value.map(sqlValue))] : value === undefined ? [] : [sqlValue(value)];
+    });
+  }
+
+  /** Refuses documents that break the spec: arrays in fields not declared as arrays. */
+  check(doc: JsonObject): void {
+    for (const key in doc) {
+      if (Array.isArray(doc[key]) && !this.arrays.has(key)) throw new Error(`${this.name}.${key} holds an array: declare it in the collection's arrays`);
+    }
+  }
+
+  insert(doc: JsonObject, text: string): void {
+    const values = this.columnValues(doc);
+    const sql = `INSERT INTO ${this.q} (id, doc${this.#columnList.map(([, c]) => `, ${c}`).join('')}) VALUES (?, ?${values.map(() => ', ?').join('')})`;
+    try {
+      this.writer.prepare(sql).run(doc._id, text, ...values);
+    } catch (error) {
+      if (isDuplicate(error)) throw new DuplicateKeyError(this.name, '_id_');
+      throw error;
+    }
+    this.writeElements(String(doc._id), [], this.elements(doc));
+  }
+
+  update(id: string, text: string, before: { columns: unknown[]; elements: unknown[][] }, doc: JsonObject): void {
+    const values = this.columnValues(doc);
+    const changed: number[] = [];
+    values.forEach((v, i) => {
+      if (v !== before.columns[i]) changed.push(i);
+    });
+    // Only the columns that changed: SQLite then leaves the indexes of the others alone.
+    const sql = `UPDATE ${this.q} SET doc = ?${changed.map((i) => `, ${this.#columnList[i]![1]} = ?`).join('')} WHERE id = ?`;
+    this.writer.prepare(sql).run(text, ...changed.map((i) => values[i]), id);
+    this.writeElements(id, before.elements, this.elements(doc));
+  }
+
+  delete(id: string, before: { elements: unknown[][] }): void {
+    this.writer.prepare(`DELETE FROM ${this.q} WHERE id = ?`).run(id);
+    this.writeElements(id, before.elements, []);
+  }
+
+  private writeElements(id: string, before: unknown[][], after: unknown[][]): void {
+    let i = 0;
+    for (const side of this.multikey.values()) {
+      const old = before[i] ?? [];
+      const now = after[i] ?? [];
+      i++;
+      if (old.length === now.length && old.every((v, j) => v === now[j])) continue;
+      if (old.length > 0) this.writer.prepare(`DELETE FROM ${side} WHERE id = ?`).run(id);
+      const insert = this.writer.prepare(`INSERT OR IGNORE INTO ${side} (k, id) VALUES (?, ?)`);
+      for (const value of now) insert.run(value, id);
+    }
+  }
+}
+
+/** A document as a unit of work holds it: the working copy, and what the database holds. */
+interface Entry {
+  doc: JsonObject | null;
+  /** As stored: null when the database has no such document. */
+  stored: { columns: unknown[]; elements: unknown[][] } | null;
+  dirty: boolean;
+}
+
+/**
+ * A unit of work: the documents it read or wrote, by table and id. Writes stay here until the
+ * unit ends (or a query needs the table), so a batch of events that touches one document many
+ * times writes it once.
+ */
+class Unit {
+  readonly entries = new Map<Table, Map<string, Entry>>();
+
+  of(table: Table): Map<string, Entry> {
+    let map = this.entries.get(table);
+    if (!map) this.entries.set(table, (map = new Map()));
+    return map;
+  }
+
+  flush(table: Table): void {
+    const map = this.entries.get(table);
+    if (!map) return;
+    for (const [id, entry] of map) {
+      if (!entry.dirty) continue;
+      if (entry.doc === null) {
+        if (entry.stored) table.delete(id, entry.stored);
+        entry.stored = null;
+      } else {
+        const text = JSON.stringify(entry.doc);
+        if (entry.stored) table.update(id, text, entry.stored, entry.doc);
+        else table.insert(entry.doc, text);
+        entry.stored = { columns: table.columnValues(entry.doc), elements: table.elements(entry.doc) };
+      }
+      entry.dirty = false;
+    }
+  }
+
+  flushAll(): void {
+    for (const table of this.entries.keys()) this.flush(table);
+  }
+}
+
+/** Plain promise-chain mutex: one unit of work at a time on the writer. */
+class Mutex {
+  #tail: Promise<void> = Promise.resolve();
+
+  async lock(): Promise<() => void> {
+    let release!: () => void;
+    const previous = this.#tail;
+    this.#tail = new Promise((resolve) => (release = resolve));
+    await previous;
+    return release;
+  }
+}
+
+const newId = (): string => randomUUID().replaceAll('-', '');
+
+function project(doc: JsonObject, projection: Record<string, 1> | undefined): JsonObject {
+  if (!projection) return doc;
+  const out: JsonObject = { _id: doc._id };
+  for (const path of Object.keys(projection)) {
+    const value = getPath(doc, path);
+    if (value === undefined) continue;
+    const keys = path.split('.');
+    let at = out;
+    for (const key of keys.slice(0, -1)) at = (at[key] ??= {}) as JsonObject;
+    at[keys.at(-1)!] = value;
+  }
+  return out;
+}
+
+/** The `_id` a filter pins down by plain equality, if any. */
+function pinnedId(filter: JsonObject): string | null {
+  const id = filter._id;
+  if (typeof id === 'string') return id;
+  if (id && typeof id === 'object' && !Array.isArray(id) && Object.keys(id).length === 1 && typeof (id as JsonObject).$eq === 'string') return (id as JsonObject).$eq as string;
+  return null;
+}
+
+/**
+ * The document store port on SQLite (better-sqlite3), one database file per service. Documents
+ * are JSON text; every indexed field also lives in its own column, so indexes are plain B-trees
+ * over columns, kept up to date only when the value changes; array fields get a multikey table.
+ * Filters and sorts compile to SQL; a sort + limit over `$in` values of an index's first key runs
+ * as a merge of index ranges (MongoDB's SORT_MERGE), reading about `limit` rows.
+ *
+ * Two connections on a file: a writer, used by units of work (`transaction`) and single writes,
+ * and a reader for everything else, which sees only committed data (WAL). Inside a unit, reads go
+ * to the writer through the unit's cache, so a projection sees its own writes.
+ */
+export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): SqliteDocumentStore {
+  const cacheMiB = options.cacheMiB ?? 16;
+  const memory = options.path === ':memory:';
+  const writer = new Connection(options.path, { readonly: false, cacheMiB });
+  const reader = memory ? writer : new Connection(options.path, { readonly: true, cacheMiB });
+  const tables = new Map<string, Table>();
+  /** Tables set up inside the open transaction: a rollback undoes their DDL, so they are set up again. */
+  const setUpInTransaction = new Set<string>();
+  const units = new AsyncLocalStorage<Unit>();
+  const mutex = new Mutex();
+  let closed = false;
+
+  function table(spec: CollectionSpec<Doc>): Table {
+    if (closed) throw new Error('the document store is closed');
+    let found = tables.get(spec.name);
+    if (!found) {
+      found = new Table(spec.name, spec, writer);
+      tables.set(spec.name, found);
+      if (writer.db.inTransaction) setUpInTransaction.add(spec.name);
+    } else if (found.spec !== spec && JSON.stringify(found.spec) !== JSON.stringify(spec)) {
+      throw new Error(`collection ${spec.name} is declared twice, differently`);
+    }
+    return found;
+  }
+
+  /** Runs a write as part of the current unit, or as a unit of its own. */
+  async function writing<R>(fn: (unit: Unit) => R): Promise<R> {
+    const unit = units.getStore();
+    if (unit) return fn(unit);
+    const release = await mutex.lock();
+    const own = new Unit();
+    writer.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = fn(own);
+      own.flushAll();
+      writer.db.exec('COMMIT');
+      setUpInTransaction.clear();
+      return result;
+    } catch (error) {
+      rollback();
+      throw error;
+    } finally {
+      release();
+    }
+  }
+
+  /** Undoes the open transaction, tables it created included (they are made again on next use). */
+  function rollback(): void {
+    if (writer.db.inTransaction) writer.db.exec('ROLLBACK');
+    for (const name of setUpInTransaction) tables.delete(name);
+    setUpInTransaction.clear();
+  }
+
+  /** A document by id within a unit: from its cache, else from the database (then cached). */
+  function load(unit: Unit, t: Table, id: string): Entry {
+    const map = unit.of(t);
+    let entry = map.get(id);
+    if (!entry) {
+      const text = writer.prepare(`SELECT doc FROM ${t.q} WHERE id = ?`).pluck().get(id) as string | undefined;
+      const doc = text === undefined ? null : (JSON.parse(text) as JsonObject);
+      entry = { doc, stored: doc ? { columns: t.columnValues(doc), elements: t.elements(doc) } : null, dirty: false };
+      map.set(id, entry);
+    }
+    return entry;
+  }
+
+  function select(t: Table, filter: JsonObject, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number }): { sql: string; params: unknown[] } {
+    const limit = options.limit ?? 0;
+    const skip = options.skip ?? 0;
+    const merged = mergePlan(t, filter, options.sort, limit);
+    if (merged) {
+      const { field, values, rest, sortKeys } = merged;
+      const params: unknown[] = [];
+      const arms = values.map((value) => {
+        const where = compileFilter(t, { ...rest, [field]: value }, params);
+        return `SELECT id, doc${sortKeys.map(([path], i) => `, ${fieldExpr(t, path)} AS s${i}`).join('')} FROM ${t.q} WHERE ${where}`;
+      });
+      const order = sortKeys.map(([path, dir], i) => `${path === '_id' ? 'id' : `s${i}`} ${dir === -1 ? 'DESC' : 'ASC'}`).join(', ');
+      params.push(limit, skip);
+      return { sql: `SELECT id, doc FROM (${arms.join(' UNION ALL ')} ORDER BY ${order} LIMIT ? OFFSET ?)`, params };
+    }
+    const params: unknown[] = [];
+    const where = compileFilter(t, filter, params);
+    let sql = `SELECT id, doc FROM ${t.q} WHERE ${where}${compileSort(t, options.sort)}`;
+    if (limit > 0 || skip > 0) {
+      sql += ' LIMIT ? OFFSET ?';
+      params.push(limit > 0 ? limit : -1, skip);
+    }
+    return { sql, params };
+  }
+
+  function query(t: Table, filter: JsonObject, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number; projection?: Record<string, 1> }): JsonObject[] {
+    const unit = units.getStore();
+    if (unit) {
+      const id = pinnedId(filter);
+      if (id !== null && !options.skip) {
+        const entry = load(unit, t, id);
+        return entry.doc && matches(entry.doc, filter, t.arrays) ? [project(cloneJson(entry.doc), options.projection)] : [];
+      }
+      unit.flush(t);
+    }
+    const connection = unit ? writer : reader;
+    const { sql, params } = select(t, filter, options);
+    const rows = connection.prepare(sql).all(...params) as Row[];
+    return rows.map((row) => project(JSON.parse(row.doc) as JsonObject, options.projection));
+  }
+
+  /** Ids of matching documents, for writes (the unit's pending writes to the table are flushed first). */
+  function matchingIds(unit: Unit, t: Table, filter: JsonObject, limit: number): string[] {
+    const id = pinnedId(filter);
+    if (id !== null) {
+      const entry = load(unit, t, id);
+      return entry.doc && matches(entry.doc, filter, t.arrays) ? [id] : [];
+    }
+    unit.flush(t);
+    const params: unknown[] = [];
+    const where = compileFilter(t, filter, params);
+    const sql = `SELECT id FROM ${t.q} WHERE ${where}${limit > 0 ? ` LIMIT ${limit}` : ''}`;
+    return writer.prepare(sql).pluck().all(...params) as string[];
+  }
+
+  function upsertInsert(unit: Unit, t: Table, filter: JsonObject, make: (id: string) => JsonObject): string {
+    const pinned = pinnedId(filter);
+    const id = pinned ?? newId();
+    const entry = load(unit, t, id);
+    // The document exists but the filter did not match it: MongoDB refuses the second _id.
+    if (entry.doc) throw new DuplicateKeyError(t.name, '_id_');
+    const doc = make(id);
+    t.check(doc);
+    entry.doc = doc;
+    entry.dirty = true;
+    return id;
+  }
+
+  function collection<T extends Doc>(spec: CollectionSpec<T>): Collection<T> {
+    const base = spec as unknown as CollectionSpec<Doc>;
+    table(base);
+    const t = () => table(base);
+    const asFilter = (filter: unknown) => (filter ?? {}) as JsonObject;
+
+    const handle = {
+      name: spec.name,
+
+      async findOne(filter: unknown, options: { sort?: Record<string, 1 | -1>; projection?: Record<string, 1> } = {}) {
+        return query(t(), asFilter(filter), { ...options, limit: 1 })[0] ?? null;
+      },
+
+      async find(filter: unknown, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number; projection?: Record<string, 1> } = {}) {
+        return query(t(), asFilter(filter), options);
+      },
+
+      async countDocuments(filter?: unknown) {
+        const tb = t();
+        const unit = units.getStore();
+        if (unit) unit.flush(tb);
+        const params: unknown[] = [];
+        const where = compileFilter(tb, asFilter(filter), params);
+        return (unit ? writer : reader).prepare(`SELECT count(*) FROM ${tb.q} WHERE ${where}`).pluck().get(...params) as number;
+      },
+
+      insertOne(doc: T) {
+        return writing((unit) => {
+          const tb = t();
+          const copy = cloneJson(doc) as unknown as JsonObject;
+          tb.check(copy);
+          const entry = load(unit, tb, doc._id);
+          if (entry.doc) throw new DuplicateKeyError(tb.name, '_id_');
+          entry.doc = copy;
+          entry.dirty = true;
+        });
+      },
+
+      replaceOne(filter: unknown, doc: T, options: { upsert?: boolean } = {}) {
+        return writing((unit): UpdateResult => {
+          const tb = t();
+          const f = asFilter(filter);
+          const [id] = matchingIds(unit, tb, f, 1);
+          const copy = cloneJson(doc) as unknown as JsonObject;
+          if (id !== undefined) {
+            if (copy._id !== id) throw new Error(`replaceOne cannot change _id ${id} to ${String(copy._id)}`);
+            tb.check(copy);
+            const entry = load(unit, tb, id);
+            const changed = JSON.stringify(entry.doc) !== JSON.stringify(copy);
+            if (changed) {
+              entry.doc = copy;
+              entry.dirty = true;
+            }
+            return { matchedCount: 1, modifiedCount: changed ? 1 : 0, upsertedId: null };
+          }
+          if (!options.upsert) return { matchedCount: 0, modifiedCount: 0, upsertedId: null };
+          const upsertedId = upsertInsert(unit, tb, { ...f, _id: copy._id }, () => copy);
+          return { matchedCount: 0, modifiedCount: 0, upsertedId };
+        });
+      },
+
+      updateOne(filter: unknown, update: unknown, options: { upsert?: boolean } = {}) {
+        return writing((unit) => updateWhere(unit, t(), asFilter(filter), update as JsonObject, { upsert: options.upsert ?? false, many: false }));
+      },
+
+      updateMany(filter: unknown, update: unknown) {
+        return writing((unit) => updateWhere(unit, t(), asFilter(filter), update as JsonObject, { upsert: false, many: true }));
+      },
+
+      deleteOne(filter: unknown) {
+        return writing((unit) => deleteWhere(unit, t(), asFilter(filter), 1));
+      },
+
+      deleteMany(filter?: unknown) {
+        return writing((unit) => deleteWhere(unit, t(), asFilter(filter), 0));
+      },
+    };
+    return handle as unknown as Collection<T>;
+  }
+
+  function updateWhere(unit: Unit, t: Table, filter: JsonObject, update: JsonObject, options: { upsert: boolean; many: boolean }): UpdateResult {
+    const ids = matchingIds(unit, t, filter, options.many ? 0 : 1);
+    let modified = 0;
+    for (const id of ids) {
+      const entry = load(unit, t, id);
+      const doc = entry.doc!;
+      if (applyUpdate(doc, update, false)) {
+        t.check(doc);
+        entry.dirty = true;
+        modified++;
+      }
+    }
+    if (ids.length > 0 || !options.upsert) return { matchedCount: ids.length, modifiedCount: modified, upsertedId: null };
+    const upsertedId = upsertInsert(unit, t, filter, (id) => {
+      const doc: JsonObject = { _id: id, ...seedFromFilter(filter) };
+      applyUpdate(doc, update, true);
+      return doc;
+    });
+    return { matchedCount: 0, modifiedCount: 0, upsertedId };
+  }
+
+  function deleteWhere(unit: Unit, t: Table, filter: JsonObject, limit: number): number {
+    const ids = matchingIds(unit, t, filter, limit);
+    for (const id of ids) {
+      const entry = load(unit, t, id);
+      entry.doc = null;
+      entry.dirty = true;
+    }
+    return ids.length;
+  }
+
+  return {
+    collection,
+
+    async transaction<R>(fn: () => Promise<R>): Promise<R> {
+      if (units.getStore()) throw new Error('units of work do not nest');
+      const release = await mutex.lock();
+      const unit = new Unit();
+      writer.db.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await units.run(unit, fn);
+        unit.flushAll();
+        writer.db.exec('COMMIT');
+        setUpInTransaction.clear();
+        return result;
+      } catch (error) {
+        rollback();
+        throw error;
+      } finally {
+        release();
+      }
+    },
+
+    async drop(names) {
+      const release = await mutex.lock();
+      try {
+        for (const name of names) {
+          if (!NAME.test(name)) throw new Error(`invalid collection name "${name}"`);
+          const side = writer.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?`).all(`${name}$%`) as { name: string }[];
+          for (const { name: sideName } of side) writer.db.exec(`DROP TABLE IF EXISTS ${quoteIdent(sideName)}`);
+          writer.db.exec(`DROP TABLE IF EXISTS ${quoteIdent(name)}`);
+          tables.delete(name);
+        }
+        writer.forget();
+        reader.forget();
+      } finally {
+        release();
+      }
+    },
+
+    explain(spec, filter, options = {}) {
+      const t = table(spec as unknown as CollectionSpec<Doc>);
+      const { sql, params } = select(t, filter as JsonObject, options);
+      return (reader.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail);
+    },
+
+    async close() {
+      if (closed) return;
+      const release = await mutex.lock();
+      closed = true;
+      try {
+        if (!memory) writer.db.pragma('optimize');
+        if (reader !== writer) reader.db.close();
+        writer.db.close();
+      } finally {
+        release();
+      }
+    },
+  };
+}
+
+/**
+ * When a find sorts and limits over `field: {$in: [...]}` and an index has that field first and
+ * the sort keys next (in the same or the exactly reversed directions), the query can merge one
+ * index range per value instead of sorting every match: what MongoDB's planner does too.
+ */
+function mergePlan(t: Table, filter: JsonObject, sort: Record<string, 1 | -1> | undefined, limit: number) {
+  if (!sort || limit <= 0) return null;
+  const sortKeys = Object.entries(sort) as [string, 1 | -1][];
+  for (const [field, condition] of Object.entries(filter)) {
+    if (field.startsWith('$') || !t.columns.has(field)) continue;
+    if (!condition || typeof condition !== 'object' || Array.isArray(condition)) continue;
+    const keys = Object.keys(condition);
+    if (keys.length !== 1 || keys[0] !== '$in') continue;
+    const values = [...new Set((condition as { $in: unknown[] }).$in)];
+    if (values.length < 2 || values.length > MERGE_MAX || values.some((v) => v === null || typeof v === 'object')) continue;
+    const served = t.indexes.some((index) => {
+      if (index.length !== sortKeys.length + 1 || index[0]![0] !== field) return false;
+      const flip = index[1]![1] === sortKeys[0]![1] ? 1 : -1;
+      return sortKeys.every(([path, dir], i) => index[i + 1]![0] === path && index[i + 1]![1] * flip === dir);
+    });
+    if (!served) continue;
+    const rest = { ...filter };
+    delete rest[field];
+    return { field, values, rest, sortKeys };
+  }
+  return null;
+}

@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Cache } from '../../index.ts';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+/**
+ * The contract every cache adapter fulfils (in process, Redis). `makeCache` gives a cache per
+ * test; keys are unique per test, so a shared server works. Expiry is checked in real time with
+ * short TTLs.
+ */
+export function describeCache(name: string, makeCache: () => Cache | Promise<Cache>): void {
+  describe(`cache conformance: ${name}`, () => {
+    let cache: Cache;
+    let prefix: string;
+    const used = new Set<string>();
+    beforeEach(async () => {
+      cache = await makeCache();
+      prefix = `t${randomUUID().slice(0, 8)}:`;
+    });
+    afterEach(async () => {
+      // Leave nothing behind on a shared server.
+      await Promise.all([...used].map((k) => cache.del(k)));
+      used.clear();
+      await cache.close();
+    });
+    const key = (k: string): string => {
+      used.add(prefix + k);
+      return prefix + k;
+    };
+
+    it('answers null for an unknown key', async () => {
+      expect(await cache.get(key('missing'))).toBeNull();
+    });
+
+    it('returns what was set, and the last value set', async () => {
+      await cache.set(key('a'), 'one');
+      expect(await cache.get(key('a'))).toBe('one');
+      await cache.set(key('a'), 'two');
+      expect(await cache.get(key('a'))).toBe('two');
+    });
+
+    it('keeps values exactly: empty, unicode, long', async () => {
+      const long = 'x'.repeat(100_000);
+      await cache.set(key('empty'), '');
+      await cache.set(key('unicode'), 'Tromsø ✓ 🎯');
+      await cache.set(key('long'), long);
+      expect(await cache.get(key('empty'))).toBe('');
+      expect(await cache.get(key('unicode'))).toBe('Tromsø ✓ 🎯');
+      expect(await cache.get(key('long'))).toBe(long);
+    });
+
+    it('keeps keys apart', async () => {
+      await cache.set(key('session:1'), 'a');
+      await cache.set(key('session:10'), 'b');
+      expect(await cache.get(key('session:1'))).toBe('a');
+      expect(await cache.get(key('session:10'))).toBe('b');
+    });
+
+    it('deletes a key, and deleting an unknown key is not an error', async () => {
+      await cache.set(key('a'), 'one');
+      await cache.set(key('b'), 'two');
+      await cache.del(key('a'));
+      await cache.del(key('never'));
+      expect(await cache.get(key('a'))).toBeNull();
+      expect(await cache.get(key('b'))).toBe('two');
+    });
+
+    it('forgets a value once its TTL has passed', async () => {
+      await cache.set(key('short'), 'v', 300);
+      await cache.set(key('long'), 'v', 60_000);
+      await cache.set(key('forever'), 'v');
+      expect(await cache.get(key('short'))).toBe('v');
+      await sleep(700);
+      expect(await cache.get(key('short'))).toBeNull();
+      expect(await cache.get(key('long'))).toBe('v');
+      expect(await cache.get(key('forever'))).toBe('v');
+    });
+
+    it('a set replaces the TTL: without one the value stays, with one it expires', async () => {
+      await cache.set(key('kept'), 'old', 300);
+      await cache.set(key('kept'), 'new');
+      await cache.set(key('expiring'), 'old');
+      await cache.set(key('expiring'), 'new', 300);
+      await sleep(700);
+      expect(await cache.get(key('kept'))).toBe('new');
+      expect(await cache.get(key('expiring'))).toBeNull();
+    });
+
+    it('a TTL of zero or less leaves nothing stored', async () => {
+      await cache.set(key('a'), 'old');
+      await cache.set(key('a'), 'new', 0);
+      await cache.set(key('b'), 'v', -5);
+      expect(await cache.get(key('a'))).toBeNull();
+      expect(await cache.get(key('b'))).toBeNull();
+    });
+
+    it('serves concurrent writes and reads', async () => {
+      const keys = Array.from({ length: 50 }, (_, i) => key(`k${i}`));
+      await Promise.all(keys.map((k, i) => cache.set(k, `v${i}`, 60_000)));
+      expect(await Promise.all(keys.map((k) => cache.get(k)))).toEqual(keys.map((_, i) => `v${i}`));
+    });
+  });
+}

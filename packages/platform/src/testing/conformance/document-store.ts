@@ -1,0 +1,537 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { collectionSpec, DuplicateKeyError, type Collection, type CollectionSpec, type Doc, type DocumentStore, type Filter } from '../../index.ts';
+
+/** Collection names unique per test, so adapters on a shared server need no clean-up between tests. */
+const unique = (prefix: string): string => `${prefix}_${randomUUID().slice(0, 8)}`;
+
+const ids = (docs: readonly Doc[]): string[] => docs.map((d) => d._id).sort();
+const inOrder = (docs: readonly Doc[]): string[] => docs.map((d) => d._id);
+
+const JAN = '2024-01-01T00:00:00.000Z';
+const MAR = '2024-03-01T00:00:00.000Z';
+const MAY = '2024-05-01T00:00:00.000Z';
+
+interface Person extends Doc {
+  handle: string;
+  age: number;
+  city?: string | null;
+  tags: string[];
+  profile?: { score: number; lang: string };
+  joined?: string;
+  seen?: boolean;
+  visits?: number;
+  stats?: { views: number };
+  settings?: { theme: string };
+  followers?: string[];
+  log?: { at: number }[];
+  counts?: Record<string, number>;
+  best?: number;
+  worst?: number;
+  via?: string;
+  kind?: string;
+  created?: boolean;
+  first?: boolean;
+}
+
+/** Five people covering missing and null fields, arrays, objects and ISO dates. */
+const people = (): Person[] => [
+  { _id: 'a', handle: 'ann', age: 31, city: 'Oslo', tags: ['x', 'y'], profile: { score: 10, lang: 'no' }, joined: JAN },
+  { _id: 'b', handle: 'bob', age: 25, city: 'Bergen', tags: ['y'], profile: { score: 30, lang: 'en' }, joined: MAR },
+  { _id: 'c', handle: 'cat', age: 31, city: 'Bergen', tags: [], profile: { score: 20, lang: 'no' }, joined: MAY },
+  { _id: 'd', handle: 'Dan', age: 40, tags: ['z'] },
+  { _id: 'e', handle: 'eve', age: 19, city: null, tags: ['x'] },
+];
+
+const personSpec = (name: string, indexes: CollectionSpec<Person>['indexes'] = []): CollectionSpec<Person> =>
+  collectionSpec<Person>({ name, arrays: ['tags', 'followers', 'log'], indexes });
+
+/**
+ * The contract every document store adapter fulfils (SQLite, MongoDB): the subset of MongoDB the
+ * port describes. `makeStore` gives a store per test; collection names are unique per test.
+ */
+export function describeDocumentStore(name: string, makeStore: () => DocumentStore | Promise<DocumentStore>): void {
+  describe(`document store conformance: ${name}`, () => {
+    let store: DocumentStore;
+    beforeEach(async () => {
+      store = await makeStore();
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    const empty = (prefix = 'docs', indexes: CollectionSpec<Person>['indexes'] = []): Collection<Person> => store.collection(personSpec(unique(prefix), indexes));
+    async function seeded(indexes: CollectionSpec<Person>['indexes'] = []): Promise<Collection<Person>> {
+      const c = empty('people', indexes);
+      for (const doc of people()) await c.insertOne(doc);
+      return c;
+    }
+
+    describe('insert and read', () => {
+      it('finds an inserted document by _id, as it was inserted', async () => {
+        const c = await seeded();
+        expect(c.name).toMatch(/^people_/);
+        expect(await c.findOne({ _id: 'a' })).toEqual(people()[0]);
+        expect(await c.findOne({ _id: 'nobody' })).toBeNull();
+        expect(ids(await c.find({}))).toEqual(['a', 'b', 'c', 'd', 'e']);
+      });
+
+      it('rejects a second document with the same _id and keeps the first', async () => {
+        const c = await seeded();
+        const error = await c.insertOne({ _id: 'a', handle: 'impostor', age: 1, tags: [] }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(DuplicateKeyError);
+        expect(error).toMatchObject({ code: 11000 });
+        expect(await c.findOne({ _id: 'a' })).toEqual(people()[0]);
+        expect(await c.countDocuments()).toBe(5);
+      });
+
+      it('returns copies: changing a returned or inserted document does not change the stored one', async () => {
+        const c = empty();
+        const input: Person = { _id: 'x', handle: 'x', age: 1, tags: ['t'], profile: { score: 1, lang: 'no' } };
+        await c.insertOne(input);
+        input.profile!.score = 99;
+        input.tags.push('changed');
+        const found = (await c.findOne({ _id: 'x' }))!;
+        found.profile!.score = 42;
+        found.tags.push('42');
+        const [listed] = await c.find({ _id: 'x' });
+        listed!.profile!.score = 43;
+        const pushed = { at: 1 };
+        await c.updateOne({ _id: 'x' }, { $push: { log: pushed }, $set: { settings: { theme: 't' } } });
+        pushed.at = 2;
+        expect(await c.findOne({ _id: 'x' })).toEqual({ _id: 'x', handle: 'x', age: 1, tags: ['t'], profile: { score: 1, lang: 'no' }, log: [{ at: 1 }], settings: { theme: 't' } });
+      });
+
+      it('counts documents, all or matching a filter', async () => {
+        const c = await seeded();
+        expect(await c.countDocuments()).toBe(5);
+        expect(await c.countDocuments({})).toBe(5);
+        expect(await c.countDocuments({ age: 31 })).toBe(2);
+        expect(await c.countDocuments({ handle: 'nobody' })).toBe(0);
+        expect(await empty().countDocuments()).toBe(0);
+      });
+    });
+
+    const filterCases: Array<[string, Filter<Person>, string[]]> = [
+      ['equality', { city: 'Bergen' }, ['b', 'c']],
+      ['equality on a dotted path', { 'profile.lang': 'no' }, ['a', 'c']],
+      ['equality on an ISO date', { joined: MAR }, ['b']],
+      ['several fields at once', { city: 'Bergen', age: 31 }, ['c']],
+      ['$eq', { age: { $eq: 31 } }, ['a', 'c']],
+      ['$ne, which matches missing fields too', { city: { $ne: 'Bergen' } }, ['a', 'd', 'e']],
+      ['$ne null: present and not null', { city: { $ne: null } }, ['a', 'b', 'c']],
+      ['$gt', { age: { $gt: 25 } }, ['a', 'c', 'd']],
+      ['$gte', { age: { $gte: 25 } }, ['a', 'b', 'c', 'd']],
+      ['$lt', { age: { $lt: 25 } }, ['e']],
+      ['$lte', { age: { $lte: 25 } }, ['b', 'e']],
+      ['a range', { age: { $gt: 19, $lt: 40 } }, ['a', 'b', 'c']],
+      ['$gt on strings (binary order)', { handle: { $gt: 'bob' } }, ['c', 'e']],
+      ['a range of ISO dates', { joined: { $gte: '2024-02-01T00:00:00.000Z', $lt: MAY } }, ['b']],
+      ['a range on a dotted path', { 'profile.score': { $gte: 20 } }, ['b', 'c']],
+      ['$in', { city: { $in: ['Oslo', 'Bergen'] } }, ['a', 'b', 'c']],
+      ['$in with null, which matches missing fields', { city: { $in: ['Oslo', null] } }, ['a', 'd', 'e']],
+      ['$in with nothing', { city: { $in: [] } }, []],
+      ['$nin, which matches missing fields', { city: { $nin: ['Oslo', 'Bergen'] } }, ['d', 'e']],
+      ['$nin with null', { city: { $nin: ['Oslo', null] } }, ['b', 'c']],
+      ['$exists: true, which counts null as present', { city: { $exists: true } }, ['a', 'b', 'c', 'e']],
+      ['$exists: false', { city: { $exists: false } }, ['d']],
+      ['null, which matches missing fields', { city: null }, ['d', 'e']],
+      ['$and', { $and: [{ age: { $gte: 25 } }, { tags: 'y' }] }, ['a', 'b']],
+      ['$or', { $or: [{ city: 'Oslo' }, { age: { $lt: 20 } }] }, ['a', 'e']],
+      ['$or next to a field', { age: 31, $or: [{ city: 'Oslo' }, { tags: 'z' }] }, ['a']],
+      ['$regex with options', { handle: { $regex: '^d', $options: 'i' } }, ['d']],
+      ['$regex with a RegExp', { handle: { $regex: /an$/ } }, ['d']],
+      ['an array element by equality', { tags: 'y' }, ['a', 'b']],
+      ['array elements by $in', { tags: { $in: ['z', 'x'] } }, ['a', 'd', 'e']],
+      ['array elements by $nin', { tags: { $nin: ['x', 'z'] } }, ['b', 'c']],
+      ['an array without an element by $ne', { tags: { $ne: 'x' } }, ['b', 'c', 'd']],
+      ['an object by equality (keys in order)', { profile: { score: 30, lang: 'en' } }, ['b']],
+      ['_id by $in', { _id: { $in: ['a', 'c', 'nope'] } }, ['a', 'c']],
+    ];
+
+    describe('filters', () => {
+      for (const [title, filter, expected] of filterCases) {
+        it(`matches ${title}`, async () => {
+          const c = await seeded();
+          expect(ids(await c.find(filter))).toEqual(expected);
+          expect(await c.countDocuments(filter)).toBe(expected.length);
+        });
+      }
+
+      it('answers every filter the same inside a unit of work, for documents the unit holds', async () => {
+        const c = await seeded();
+        for (const [title, filter, expected] of filterCases) {
+          const hit = await store.transaction(async () => {
+            const found: string[] = [];
+            for (const doc of people()) {
+              // Loaded by _id first: the unit may answer the filtered write from what it holds.
+              await c.findOne({ _id: doc._id });
+              const res = await c.updateOne({ _id: doc._id, $and: [filter] }, { $inc: { visits: 1 } });
+              if (res.matchedCount === 1) found.push(doc._id);
+            }
+            return found;
+          });
+          expect(hit.sort(), title).toEqual(expected);
+        }
+      });
+    });
+
+    describe('sort, skip, limit, projection', () => {
+      it('sorts ascending and descending on one field', async () => {
+        const c = await seeded();
+        expect(inOrder(await c.find({}, { sort: { handle: 1 } }))).toEqual(['d', 'a', 'b', 'c', 'e']);
+        expect(inOrder(await c.find({}, { sort: { handle: -1 } }))).toEqual(['e', 'c', 'b', 'a', 'd']);
+        expect(inOrder(await c.find({}, { sort: { joined: -1, _id: 1 } }))).toEqual(['c', 'b', 'a', 'd', 'e']);
+      });
+
+      it('sorts on several fields with mixed directions', async () => {
+        const c = await seeded();
+        expect(inOrder(await c.find({}, { sort: { age: 1, handle: 1 } }))).toEqual(['e', 'b', 'a', 'c', 'd']);
+        expect(inOrder(await c.find({}, { sort: { age: -1, handle: 1 } }))).toEqual(['d', 'a', 'c', 'b', 'e']);
+        expect(inOrder(await c.find({}, { sort: { age: -1, handle: -1 } }))).toEqual(['d', 'c', 'a', 'b', 'e']);
+      });
+
+      it('sorts missing and null first ascending, last descending', async () => {
+        const c = await seeded();
+        expect(inOrder(await c.find({}, { sort: { city: 1, _id: 1 } }))).toEqual(['d', 'e', 'b', 'c', 'a']);
+        expect(inOrder(await c.find({}, { sort: { city: -1, _id: 1 } }))).toEqual(['a', 'b', 'c', 'd', 'e']);
+        expect(inOrder(await c.find({}, { sort: { 'profile.score': -1, _id: 1 } }))).toEqual(['b', 'c', 'a', 'd', 'e']);
+      });
+
+      it('filters, then sorts, then skips, then limits', async () => {
+        const c = await seeded();
+        const sort = { age: 1, handle: 1 } as const;
+        expect(inOrder(await c.find({}, { sort, limit: 2 }))).toEqual(['e', 'b']);
+        expect(inOrder(await c.find({}, { sort, skip: 1, limit: 2 }))).toEqual(['b', 'a']);
+        expect(inOrder(await c.find({}, { sort, skip: 4 }))).toEqual(['d']);
+        expect(await c.find({}, { sort, skip: 10 })).toEqual([]);
+        expect(inOrder(await c.find({ age: { $gte: 25 } }, { sort: { age: -1, handle: 1 }, skip: 1, limit: 2 }))).toEqual(['a', 'c']);
+        expect(await c.find({}, { limit: 2 })).toHaveLength(2);
+        expect(await c.find({}, { limit: 0 })).toHaveLength(5);
+      });
+
+      it('findOne takes the first in sort order', async () => {
+        const c = await seeded();
+        expect((await c.findOne({}, { sort: { age: -1 } }))?._id).toBe('d');
+        expect((await c.findOne({ city: 'Bergen' }, { sort: { 'profile.score': 1 } }))?._id).toBe('c');
+      });
+
+      it('projects the included fields and _id', async () => {
+        const c = await seeded();
+        expect(await c.findOne({ _id: 'a' }, { projection: { handle: 1, age: 1 } })).toEqual({ _id: 'a', handle: 'ann', age: 31 });
+        expect(await c.findOne({ _id: 'd' }, { projection: { city: 1 } })).toEqual({ _id: 'd' });
+        const listed = await c.find({ city: 'Bergen' }, { projection: { handle: 1 }, sort: { handle: 1 } });
+        expect(listed).toEqual([
+          { _id: 'b', handle: 'bob' },
+          { _id: 'c', handle: 'cat' },
+        ]);
+      });
+    });
+
+    describe('update operators', () => {
+      it('$set replaces and creates fields, also on dotted paths', async () => {
+        const c = await seeded();
+        const result = await c.updateOne({ _id: 'a' }, { $set: { city: 'Tromsø', 'profile.lang': 'de', 'settings.theme': 'dark' } });
+        expect(result).toEqual({ matchedCount: 1, modifiedCount: 1, upsertedId: null });
+        const a = (await c.findOne({ _id: 'a' }))!;
+        expect({ city: a.city, profile: a.profile, settings: a.settings }).toEqual({ city: 'Tromsø', profile: { score: 10, lang: 'de' }, settings: { theme: 'dark' } });
+      });
+
+      it('reports a match without a modification when nothing changes, and neither without a match', async () => {
+        const c = await seeded();
+        expect(await c.updateOne({ _id: 'a' }, { $set: { city: 'Oslo' } })).toEqual({ matchedCount: 1, modifiedCount: 0, upsertedId: null });
+        expect(await c.updateOne({ _id: 'zz' }, { $set: { city: 'Oslo' } })).toEqual({ matchedCount: 0, modifiedCount: 0, upsertedId: null });
+        expect(await c.countDocuments()).toBe(5);
+      });
+
+      it('$unset removes fields', async () => {
+        const c = await seeded();
+        await c.updateOne({ _id: 'a' }, { $unset: { city: '', 'profile.lang': '' } });
+        const a = (await c.findOne({ _id: 'a' }))!;
+        expect('city' in a).toBe(false);
+        expect(a.profile).toEqual({ score: 10 });
+        expect(await c.countDocuments({ city: { $exists: false } })).toBe(2);
+      });
+
+      it('$inc adds to numbers and creates missing fields, also under record keys', async () => {
+        const c = await seeded();
+        await c.updateOne({ _id: 'a' }, { $inc: { age: 2, 'stats.views': 3, 'profile.score': -4, 'counts.17': 1 } });
+        await c.updateOne({ _id: 'a' }, { $inc: { 'stats.views': 1, 'counts.17': 1, 'counts.x-y': 5 } });
+        const a = (await c.findOne({ _id: 'a' }))!;
+        expect({ age: a.age, stats: a.stats, profile: a.profile, counts: a.counts }).toEqual({ age: 33, stats: { views: 4 }, profile: { score: 6, lang: 'no' }, counts: { '17': 2, 'x-y': 5 } });
+      });
+
+      it('$push appends, creating the array', async () => {
+        const c = await seeded();
+        await c.updateOne({ _id: 'a' }, { $push: { tags: 'w', log: { at: 1 } } });
+        await c.updateOne({ _id: 'a' }, { $push: { tags: 'w' } });
+        expect(await c.findOne({ _id: 'a' }, { projection: { tags: 1, log: 1 } })).toEqual({ _id: 'a', tags: ['x', 'y', 'w', 'w'], log: [{ at: 1 }] });
+      });
+
+      it('$pull removes every equal value', async () => {
+        const c = await seeded();
+        await c.updateOne({ _id: 'a' }, { $push: { tags: 'x' } });
+        await c.updateOne({ _id: 'a' }, { $pull: { tags: 'x' } });
+        expect((await c.findOne({ _id: 'a' }))?.tags).toEqual(['y']);
+        expect(await c.updateOne({ _id: 'a' }, { $pull: { tags: 'absent' } })).toMatchObject({ matchedCount: 1, modifiedCount: 0 });
+        expect(await c.countDocuments({ tags: 'x' })).toBe(1);
+      });
+
+      it('$addToSet adds only values not yet there', async () => {
+        const c = await seeded();
+        expect(await c.updateOne({ _id: 'a' }, { $addToSet: { tags: 'y' } })).toMatchObject({ matchedCount: 1, modifiedCount: 0 });
+        await c.updateOne({ _id: 'a' }, { $addToSet: { tags: 'q' } });
+        await c.updateOne({ _id: 'a' }, { $addToSet: { tags: 'q' } });
+        await c.updateOne({ _id: 'a' }, { $addToSet: { followers: 'b' } });
+        await c.updateOne({ _id: 'a' }, { $addToSet: { tags: { $each: ['x', 'n', 'n'] } } });
+        expect(await c.findOne({ _id: 'a' }, { projection: { tags: 1, followers: 1 } })).toEqual({ _id: 'a', tags: ['x', 'y', 'q', 'n'], followers: ['b'] });
+        expect(ids(await c.find({ tags: 'n' }))).toEqual(['a']);
+      });
+
+      it('$max and $min keep the greater or lesser value and create missing fields', async () => {
+        const c = await seeded();
+        expect(await c.updateOne({ _id: 'a' }, { $max: { age: 20 } })).toMatchObject({ modifiedCount: 0 });
+        await c.updateOne({ _id: 'a' }, { $max: { age: 50, best: 7 } });
+        await c.updateOne({ _id: 'b' }, { $min: { age: 10, 'profile.score': 99, worst: 3 } });
+        expect(await c.findOne({ _id: 'a' }, { projection: { age: 1, best: 1 } })).toEqual({ _id: 'a', age: 50, best: 7 });
+        expect(await c.findOne({ _id: 'b' }, { projection: { age: 1, profile: 1, worst: 1 } })).toEqual({ _id: 'b', age: 10, profile: { score: 30, lang: 'en' }, worst: 3 });
+        await c.updateOne({ _id: 'a' }, { $max: { joined: MAY } });
+        expect((await c.findOne({ _id: 'a' }))?.joined).toBe(MAY);
+      });
+
+      it('applies several operators in one update', async () => {
+        const c = await seeded();
+        await c.updateOne({ handle: 'bob' }, { $set: { city: 'Oslo' }, $inc: { age: 1 }, $push: { tags: 'z' }, $unset: { profile: '' } });
+        expect(await c.findOne({ _id: 'b' }, { projection: { city: 1, age: 1, tags: 1, profile: 1 } })).toEqual({ _id: 'b', city: 'Oslo', age: 26, tags: ['y', 'z'] });
+      });
+
+      it('updateOne changes one matching document, updateMany all of them', async () => {
+        const c = await seeded();
+        expect(await c.updateOne({ city: 'Bergen' }, { $set: { seen: true } })).toEqual({ matchedCount: 1, modifiedCount: 1, upsertedId: null });
+        expect(await c.countDocuments({ seen: true })).toBe(1);
+        expect(await c.updateMany({ age: 31 }, { $set: { city: 'Bergen' } })).toEqual({ matchedCount: 2, modifiedCount: 1, upsertedId: null });
+        expect(ids(await c.find({ city: 'Bergen' }))).toEqual(['a', 'b', 'c']);
+        expect(await c.updateMany({}, { $inc: { age: 1 } })).toEqual({ matchedCount: 5, modifiedCount: 5, upsertedId: null });
+        expect(await c.updateMany({ handle: 'nobody' }, { $inc: { age: 1 } })).toEqual({ matchedCount: 0, modifiedCount: 0, upsertedId: null });
+      });
+
+      it('$setOnInsert is ignored when the document exists', async () => {
+        const c = await seeded();
+        const result = await c.updateOne({ _id: 'a' }, { $set: { seen: true }, $setOnInsert: { created: true } }, { upsert: true });
+        expect(result).toEqual({ matchedCount: 1, modifiedCount: 1, upsertedId: null });
+        const a = (await c.findOne({ _id: 'a' }))!;
+        expect(a.seen).toBe(true);
+        expect('created' in a).toBe(false);
+      });
+    });
+
+    describe('upsert', () => {
+      it('inserts from the filter equality fields, then $setOnInsert, $set and the other operators', async () => {
+        const c = await seeded();
+        const result = await c.updateOne(
+          { handle: 'zed', 'profile.lang': 'fi', kind: { $eq: 'bot' }, age: { $gt: 3 } },
+          { $set: { age: 7 }, $setOnInsert: { via: 'upsert' }, $inc: { visits: 1 }, $addToSet: { tags: 'new' } },
+          { upsert: true },
+        );
+        expect(result.matchedCount).toBe(0);
+        expect(result.modifiedCount).toBe(0);
+        expect(typeof result.upsertedId).toBe('string');
+        expect(result.upsertedId).not.toBe('');
+        expect(await c.findOne({ _id: result.upsertedId! })).toEqual({ _id: result.upsertedId, handle: 'zed', profile: { lang: 'fi' }, kind: 'bot', age: 7, via: 'upsert', visits: 1, tags: ['new'] });
+        expect(await c.countDocuments()).toBe(6);
+      });
+
+      it('uses the _id of the filter, and matches the upserted document next time', async () => {
+        const c = empty();
+        expect(await c.updateOne({ _id: 'u1' }, { $inc: { visits: 1 }, $setOnInsert: { first: true } }, { upsert: true })).toEqual({ matchedCount: 0, modifiedCount: 0, upsertedId: 'u1' });
+        expect(await c.updateOne({ _id: 'u1' }, { $inc: { visits: 1 }, $setOnInsert: { first: false } }, { upsert: true })).toEqual({ matchedCount: 1, modifiedCount: 1, upsertedId: null });
+        expect(await c.find({})).toEqual([{ _id: 'u1', visits: 2, first: true }]);
+      });
+
+      it('refuses to insert a second document with the _id of one the filter did not match', async () => {
+        const c = await seeded();
+        const error = await c.updateOne({ _id: 'a', age: 99 }, { $set: { seen: true } }, { upsert: true }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(DuplicateKeyError);
+        expect((await c.findOne({ _id: 'a' }))?.seen).toBeUndefined();
+      });
+
+      it('without upsert, inserts nothing', async () => {
+        const c = empty();
+        await c.updateOne({ _id: 'u1' }, { $set: { visits: 1 } });
+        expect(await c.countDocuments()).toBe(0);
+      });
+    });
+
+    describe('replaceOne', () => {
+      it('replaces the whole document and keeps its _id', async () => {
+        const c = await seeded();
+        expect(await c.replaceOne({ handle: 'ann' }, { _id: 'a', handle: 'anne', age: 1, tags: [] })).toEqual({ matchedCount: 1, modifiedCount: 1, upsertedId: null });
+        expect(await c.findOne({ _id: 'a' })).toEqual({ _id: 'a', handle: 'anne', age: 1, tags: [] });
+        expect(await c.replaceOne({ _id: 'a' }, { _id: 'a', handle: 'anne', age: 1, tags: [] })).toEqual({ matchedCount: 1, modifiedCount: 0, upsertedId: null });
+      });
+
+      it('inserts with upsert when nothing matches, and not without', async () => {
+        const c = empty();
+        const doc = (age: number): Person => ({ _id: 'r1', handle: 'r', age, tags: [] });
+        expect(await c.replaceOne({ _id: 'r1' }, doc(1))).toEqual({ matchedCount: 0, modifiedCount: 0, upsertedId: null });
+        expect(await c.countDocuments()).toBe(0);
+        expect(await c.replaceOne({ _id: 'r1' }, doc(1), { upsert: true })).toEqual({ matchedCount: 0, modifiedCount: 0, upsertedId: 'r1' });
+        expect(await c.replaceOne({ _id: 'r1' }, doc(2), { upsert: true })).toEqual({ matchedCount: 1, modifiedCount: 1, upsertedId: null });
+        expect(await c.find({})).toEqual([doc(2)]);
+      });
+    });
+
+    describe('delete', () => {
+      it('deleteOne removes one matching document', async () => {
+        const c = await seeded();
+        expect(await c.deleteOne({ city: 'Bergen' })).toBe(1);
+        expect(await c.countDocuments({ city: 'Bergen' })).toBe(1);
+        expect(await c.deleteOne({ handle: 'nobody' })).toBe(0);
+        expect(await c.countDocuments()).toBe(4);
+      });
+
+      it('deleteMany removes every matching document, or all without a filter', async () => {
+        const c = await seeded();
+        expect(await c.deleteMany({ tags: 'x' })).toBe(2);
+        expect(ids(await c.find({}))).toEqual(['b', 'c', 'd']);
+        expect(await c.deleteMany({ handle: 'nobody' })).toBe(0);
+        expect(await c.deleteMany()).toBe(3);
+        expect(await c.countDocuments()).toBe(0);
+      });
+
+      it('a deleted _id can be inserted again', async () => {
+        const c = await seeded();
+        await c.deleteOne({ _id: 'a' });
+        await c.insertOne({ _id: 'a', handle: 'again', age: 1, tags: [] });
+        expect((await c.findOne({ _id: 'a' }))?.handle).toBe('again');
+      });
+    });
+
+    describe('indexes', () => {
+      interface Item extends Doc {
+        n: number | string;
+        ref: string;
+        group?: string | null;
+        tags: string[];
+        meta?: { kind: string };
+        at: string;
+      }
+      const itemSpec = (name: string, indexed: boolean): CollectionSpec<Item> =>
+        collectionSpec<Item>({
+          name,
+          arrays: ['tags'],
+          indexes: indexed ? [{ keys: { group: 1, at: -1, _id: -1 } }, { keys: { at: -1, _id: -1 } }, { keys: { tags: 1 } }, { keys: { 'meta.kind': 1, n: -1 } }, { keys: { ref: 1 } }] : [],
+        });
+
+      it('indexed queries answer exactly as unindexed ones, before and after writes', async () => {
+        const plain = store.collection(itemSpec(unique('plain'), false));
+        const indexed = store.collection(itemSpec(unique('indexed'), true));
+        for (let i = 0; i < 240; i++) {
+          const doc: Item = { _id: `d${String(i).padStart(3, '0')}`, n: (i * 37) % 101, ref: `r${i}`, tags: [`t${i % 4}`, `t${i % 7}`], at: new Date(Date.UTC(2024, 0, 1) + ((i * 7919) % 240) * 3_600_000).toISOString() };
+          if (i % 11 !== 0) doc.group = i % 13 === 0 ? null : `g${i % 6}`;
+          if (i % 3 === 0) doc.meta = { kind: i % 2 === 0 ? 'even' : 'odd' };
+          if (i % 5 === 0) doc.n = String(doc.n);
+          await plain.insertOne(doc);
+          await indexed.insertOne(doc);
+        }
+        const queries: Filter<Item>[] = [
+          { group: 'g1' },
+          { group: { $eq: 'g2' } },
+          { group: { $in: ['g3', 'g4', 'nope'] } },
+          { group: null },
+          { group: { $in: [null, 'g0'] } },
+          { group: 'g1', n: { $gt: 50 } },
+          { group: { $in: ['g1', 'g5'] }, tags: 't3' },
+          { group: { $in: ['g1', 'g2', 'g5'] }, $or: [{ at: { $lt: '2024-01-05T00:00:00.000Z' } }, { at: '2024-01-05T00:00:00.000Z', _id: { $lt: 'd100' } }] },
+          { tags: 't6' },
+          { tags: { $in: ['t1', 't5'] } },
+          { 'meta.kind': 'odd' },
+          { 'meta.kind': null },
+          { 'meta.kind': { $in: ['even', null] } },
+          { group: { $in: [] } },
+          { $or: [{ group: 'g2' }, { tags: 't0' }] },
+          { $and: [{ group: 'g2' }, { 'meta.kind': 'even' }] },
+          { $or: [{ group: 'g2' }, { n: { $lt: 10 } }] },
+          { group: { $in: ['g1'], $ne: 'g1' } },
+          { _id: { $in: ['d001', 'd002', 'x'] }, group: 'g1' },
+          { ref: 'r17' },
+          { n: 5 },
+          { n: '5' },
+        ];
+        const compare = async (): Promise<void> => {
+          for (const filter of queries) {
+            expect(ids(await indexed.find(filter)), JSON.stringify(filter)).toEqual(ids(await plain.find(filter)));
+            for (const options of [
+              { sort: { n: -1, _id: 1 } as const, skip: 2, limit: 5 },
+              { sort: { at: -1, _id: -1 } as const, limit: 7 },
+              { sort: { at: 1, _id: 1 } as const, limit: 7 },
+              { sort: { at: -1, _id: -1 } as const, skip: 3, limit: 4 },
+            ]) {
+              expect(inOrder(await indexed.find(filter, options)), `${JSON.stringify(filter)} ${JSON.stringify(options)}`).toEqual(inOrder(await plain.find(filter, options)));
+            }
+            expect(await indexed.countDocuments(filter)).toBe(await plain.countDocuments(filter));
+          }
+        };
+        await compare();
+        for (const c of [plain, indexed]) {
+          await c.updateMany({ group: 'g1' }, { $set: { group: 'g2' }, $push: { tags: 't6' } });
+          await c.updateOne({ _id: 'd004' }, { $unset: { group: '' } });
+          await c.updateOne({ _id: 'd005' }, { $set: { 'meta.kind': 'odd', ref: 'moved' } });
+          await c.updateOne({ _id: 'd006' }, { $pull: { tags: 't6' } });
+          await c.deleteMany({ group: 'g3' });
+          await c.replaceOne({ _id: 'd010' }, { _id: 'd010', group: 'g4', ref: 'r10', tags: [], n: 3, at: '2024-01-02T00:00:00.000Z' });
+          await c.updateOne({ _id: 'up1', group: 'g9' }, { $set: { tags: ['t6'], n: 1, ref: 'up1', at: '2024-01-03T00:00:00.000Z' } }, { upsert: true });
+          await store.transaction(async () => {
+            await c.updateOne({ _id: 'd007' }, { $set: { group: 'g5', at: '2024-02-01T00:00:00.000Z' }, $addToSet: { tags: 't9' } });
+            await c.updateOne({ _id: 'd008' }, { $set: { group: 'g5' } });
+            await c.deleteOne({ _id: 'd009' });
+          });
+        }
+        await compare();
+      });
+    });
+
+    describe('units of work', () => {
+      it('a unit sees its own writes, and everyone sees them once it ends', async () => {
+        const c = await seeded();
+        const seenInside = await store.transaction(async () => {
+          await c.updateOne({ _id: 'a' }, { $inc: { age: 1 } });
+          await c.insertOne({ _id: 'f', handle: 'fay', age: 50, tags: ['x'] });
+          await c.updateOne({ _id: 'f' }, { $inc: { age: 1 } }, { upsert: true });
+          await c.deleteOne({ _id: 'b' });
+          return {
+            a: (await c.findOne({ _id: 'a' }))?.age,
+            f: (await c.findOne({ _id: 'f' }))?.age,
+            b: await c.findOne({ _id: 'b' }),
+            tagged: ids(await c.find({ tags: 'x' })),
+            count: await c.countDocuments({ age: { $gt: 30 } }),
+          };
+        });
+        expect(seenInside).toEqual({ a: 32, f: 51, b: null, tagged: ['a', 'e', 'f'], count: 4 });
+        expect((await c.findOne({ _id: 'a' }))?.age).toBe(32);
+        expect(ids(await c.find({ age: { $gt: 30 } }))).toEqual(['a', 'c', 'd', 'f']);
+        expect(await c.findOne({ _id: 'b' })).toBeNull();
+      });
+
+      it('returns what the unit returns, and passes its error on', async () => {
+        const c = empty();
+        expect(await store.transaction(async () => 42)).toBe(42);
+        await expect(store.transaction(async () => {
+          await c.insertOne({ _id: 'one', handle: 'x', age: 1, tags: [] });
+          throw new Error('boom');
+        })).rejects.toThrow('boom');
+      });
+    });
+
+    it('drop empties the named collections, and they stay usable', async () => {
+      const crowd = await seeded();
+      const other = empty('other');
+      await other.insertOne({ _id: 'o', handle: 'o', age: 1, tags: ['q'] });
+      await store.drop([crowd.name]);
+      expect(await crowd.countDocuments()).toBe(0);
+      expect(await other.countDocuments()).toBe(1);
+      await crowd.insertOne({ _id: 'a', handle: 'ann', age: 1, tags: ['t'] });
+      expect(await crowd.find({ tags: 't' })).toEqual([{ _id: 'a', handle: 'ann', age: 1, tags: ['t'] }]);
+    });
+  });
+}

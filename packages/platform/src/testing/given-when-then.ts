@@ -1,0 +1,42 @@
+import { DomainError, type DomainEvent, type ErrorType } from '@castie/contracts';
+import type { Decider } from '../index.ts';
+import { expect } from 'vitest';
+
+/**
+ * given(events).when(command).then(events) for pure deciders (no mocks, no I/O):
+ *
+ *   spec(accountDecider).given([opened]).when({ type: 'NameProfile', ... }).then([named]);
+ *   spec(accountDecider).given([]).when(...).thenFails('account_not_created');
+ */
+export function deciderSpec<C, E extends DomainEvent, S>(decider: Decider<C, E, S>) {
+  return {
+    given(events: readonly E[]) {
+      const state = events.reduce((s, e) => decider.evolve(s, e), decider.initialState());
+      return {
+        state,
+        when(command: C) {
+          const run = () => decider.decide(command, state);
+          return {
+            then(expected: readonly E[]) {
+              expect(run()).toEqual(expected);
+            },
+            thenNothing() {
+              expect(run()).toEqual([]);
+            },
+            thenFails(errorType: ErrorType, message?: string | RegExp) {
+              let thrown: unknown;
+              try {
+                run();
+              } catch (error) {
+                thrown = error;
+              }
+              expect(thrown, 'the command should be refused').toBeInstanceOf(DomainError);
+              expect((thrown as DomainError).errorType).toBe(errorType);
+              if (message) expect((thrown as DomainError).message).toMatch(message);
+            },
+          };
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,179 @@
+import { apiDate, apiTime, castieAnswerable, castieEnded, type CastieObject, type DetailedCastie, type ForecastObject, type ForecastOption, type UserForecast } from '@castie/contracts';
+import type { Clock, Collection } from '@castie/platform';
+import type { People, PersonDoc } from '@castie/reference';
+import { commentCounts, type CommentCountDoc } from '../comments/read-model.ts';
+import { forecastDocId, type ForecastDoc } from '../forecasting/read-model.ts';
+import { writeInMatches } from './decider.ts';
+import type { CastieView } from './read-model.ts';
+
+const round1 = (n: number): number => Math.round(n * 10) / 10;
+
+/**
+ * Date and time of an instant in the service time zone. Formatting through Intl is the costliest
+ * step of a feed page (four per Castie), and the instants repeat, so they are remembered (bounded).
+ */
+const formatted = new Map<string, { date: string; time: string }>();
+function dateTime(instant: string, timeZone: string): { date: string; time: string } {
+  const key = `${timeZone}|${instant}`;
+  let found = formatted.get(key);
+  if (!found) {
+    if (formatted.size >= 100_000) formatted.clear();
+    formatted.set(key, (found = { date: apiDate(instant, timeZone), time: apiTime(instant, timeZone) }));
+  }
+  return found;
+}
+
+/**
+ * Turns read-model documents into the API's Castie objects for one requester: the parts that
+ * depend on the requester (their forecast, their friends' forecasts) are fetched for a whole page
+ * at once, in a fixed number of indexed queries.
+ */
+export class CastieObjects {
+  constructor(
+    private readonly deps: {
+      views: Collection<CastieView>;
+      forecasts: Collection<ForecastDoc>;
+      commentCounts: Collection<CommentCountDoc>;
+      people: People;
+      timeZone: string;
+      clock: Clock;
+    },
+  ) {}
+
+  /** The forecast options with their percentages; `is_correct` only on the correct one once answered. */
+  options(view: CastieView): ForecastOption[] {
+    const total = view.forecastsCount;
+    const pct = (n: number) => (total > 0 ? round1((n / total) * 100) : 0);
+    if (!view.allowWriteIn) {
+      return view.options.map((o) => ({
+        answer_id: o.answerId,
+        answer_text: o.text,
+        percentage: pct(view.counts[String(o.answerId)] ?? 0),
+        ...(view.answered && view.correctAnswerId === o.answerId ? { is_correct: true as const } : {}),
+      }));
+    }
+    return Object.entries(view.writeIns)
+      .map(([key, n]) => ({ text: view.writeInTexts[key] ?? '', n }))
+      .sort((a, b) => b.n - a.n || a.text.localeCompare(b.text))
+      .map((w) => ({
+        answer_text: w.text,
+        percentage: pct(w.n),
+        ...(view.answered && view.correctText !== null && writeInMatches(w.text, view.correctText) ? { is_correct: true as const } : {}),
+      }));
+  }
+
+  private core(view: CastieView, submitter: PersonDoc | undefined, mine: ForecastDoc | undefined, friendCount: number, comments: number, now: Date) {
+    const tz = this.deps.timeZone;
+    const createdAt = view.createdAt ?? view.lastForecastAt ?? '';
+    const last = dateTime(view.lastForecastAt ?? createdAt, tz);
+    const created = dateTime(createdAt, tz);
+    const userForecast: UserForecast | undefined = mine
+      ? { forecast_text: mine.text, forecast_id: mine.forecastId, is_correct: mine.correct === true, ...(mine.answerId !== null ? { answer_id: mine.answerId } : {}) }
+      : undefined;
+    return {
+      uuid: view._id,
+      question: view.question,
+      groupSlug: view.groupSlug,
+      showUsername: view.showUsername,
+      submitter: submitter?.handle ?? '',
+      createdAtDate: created.date,
+      createdAtTime: created.time,
+      lastForecastedDate: last.date,
+      lastForecastedTime: last.time,
+      allowWriteIn: view.allowWriteIn,
+      setAnswered: !view.allowWriteIn,
+      openEnded: view.endsAt === null,
+      endDate: view.endDate,
+      endTime: view.endTime,
+      ...(userForecast ? { userForecast } : {}),
+      is_answerable: castieAnswerable(view, now),
+      friendCount,
+      commentsCount: comments,
+      answerSubmitted: view.answered,
+      correctIndex: view.answered ? view.correctText : null,
+      forecastsCount: view.forecastsCount,
+      forecasts: this.options(view),
+    };
+  }
+
+  /** Castie objects (home, group, search) indexed by uuid, in the order given. */
+  async list(requesterId: string, views: readonly CastieView[], options: { forecastOptions?: boolean } = {}): Promise<Record<string, CastieObject>> {
+    if (views.length === 0) return {};
+    const now = this.deps.clock.now();
+    const ids = views.map((v) => v._id);
+    const { people } = this.deps;
+    const friendIds = await people.friendIds(requesterId);
+    // Friends' forecasts on the whole page: one query on the (castieId, userId) index.
+    const [mine, friendForecasts, persons, comments] = await Promise.all([
+      this.deps.forecasts.find({ _id: { $in: ids.map((id) => forecastDocId(id, requesterId)) } }),
+      friendIds.length === 0 ? Promise.resolve([]) : this.deps.forecasts.find({ castieId: { $in: ids }, userId: { $in: friendIds } }),
+      people.activeByIds([...views.map((v) => v.creatorId), ...friendIds]),
+      commentCounts(this.deps.commentCounts, ids),
+    ]);
+    const mineBy = new Map(mine.map((f) => [f.castieId, f]));
+    const friendsBy = new Map<string, ForecastDoc[]>();
+    for (const f of friendForecasts) {
+      // A private person's forecasts are theirs alone, friends included (spec: Authentication).
+      if (!persons.has(f.userId) || persons.get(f.userId)!.isPrivate) continue;
+      const list = friendsBy.get(f.castieId) ?? [];
+      list.push(f);
+      friendsBy.set(f.castieId, list);
+    }
+    const out: Record<string, CastieObject> = {};
+    for (const view of views) {
+      const friends = friendsBy.get(view._id) ?? [];
+      const core = this.core(view, persons.get(view.creatorId), mineBy.get(view._id), friends.length, comments.get(view._id) ?? 0, now);
+      out[view._id] = { ...core, friendPics: friends.map((f) => persons.get(f.userId)?.profPic ?? ''), ...(options.forecastOptions ? { forecast_options: core.forecasts } : {}) };
+    }
+    return out;
+  }
+
+  /** The detailed Castie object: friendForecasts by forecast id instead of friendPics. */
+  async detailed(requesterId: string, view: CastieView): Promise<DetailedCastie> {
+    const now = this.deps.clock.now();
+    const { people } = this.deps;
+    const friendIds = await people.friendIds(requesterId);
+    const [mine, friendForecasts, persons, comments] = await Promise.all([
+      this.deps.forecasts.findOne({ _id: forecastDocId(view._id, requesterId) }),
+      friendIds.length === 0 ? Promise.resolve([]) : this.deps.forecasts.find({ castieId: view._id, userId: { $in: friendIds } }),
+      people.activeByIds([view.creatorId, ...friendIds]),
+      commentCounts(this.deps.commentCounts, [view._id]),
+    ]);
+    const ended = castieEnded(view, now);
+    const friendly = friendForecasts.filter((f) => persons.has(f.userId) && !persons.get(f.userId)!.isPrivate);
+    const friendMap: DetailedCastie['friendForecasts'] = {};
+    for (const f of friendly) {
+      friendMap[String(f.forecastId)] = {
+        handle: persons.get(f.userId)!.handle,
+        forecast_text: f.text,
+        ...(f.answerId !== null ? { answer_id: f.answerId } : {}),
+        ...(ended && f.correct === true ? { is_correct: true as const } : {}),
+      };
+    }
+    return { ...this.core(view, persons.get(view.creatorId), mine ?? undefined, friendly.length, comments.get(view._id) ?? 0, now), friendForecasts: friendMap };
+  }
+
+  /** Forecast objects (profile stats, group accuracy) indexed by forecast id, newest first. */
+  async forecastObjects(forecasts: readonly ForecastDoc[]): Promise<Record<string, ForecastObject>> {
+    if (forecasts.length === 0) return {};
+    const now = this.deps.clock.now();
+    const views = new Map((await this.deps.views.find({ _id: { $in: [...new Set(forecasts.map((f) => f.castieId))] } })).map((v) => [v._id, v]));
+    const out: Record<string, ForecastObject> = {};
+    for (const f of [...forecasts].sort((a, b) => (a.placedAt < b.placedAt ? 1 : -1))) {
+      const view = views.get(f.castieId);
+      if (!view) continue;
+      const ended = castieEnded(view, now);
+      out[String(f.forecastId)] = {
+        question: view.question,
+        uuid: view._id,
+        forecast: f.text,
+        is_active: !ended,
+        endDate: view.endDate,
+        endTime: view.endTime,
+        ...(ended ? { answerSubmitted: view.answered, is_correct: f.correct === true } : {}),
+        points_earned: f.points,
+      };
+    }
+    return out;
+  }
+}

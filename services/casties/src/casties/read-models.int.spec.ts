@@ -1,0 +1,73 @@
+import type { CastieEvent, EventEnvelope } from '@castie/contracts';
+import type { CollectionSpec, Doc, DocumentStore, LogRecord } from '@castie/platform';
+import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
+import { describe, expect, it } from 'vitest';
+import { COMMENT_COUNTS, COMMENTS, commentsProjection } from '../comments/read-model.ts';
+import { CASTIE_SEARCH, searchIndexProjection } from '../feeds/read-model.ts';
+import { FORECASTS, forecastsProjection } from '../forecasting/read-model.ts';
+import { CASTIE_VIEWS, castieViewsProjection } from './read-model.ts';
+
+// Events of one Castie live in several streams (castie-, forecast-, comment-), which Kafka may
+// put in different partitions: the read model must not depend on the order they arrive in.
+const hex = (c: string) => c.repeat(32);
+const castieId = hex('a');
+const [ann, bob, cyd] = [hex('1'), hex('2'), hex('3')];
+const commentId = hex('c');
+const at = (m: number) => new Date(Date.UTC(2026, 2, 1, 12, m)).toISOString();
+
+const events: { streamId: string; event: CastieEvent }[] = [
+  {
+    streamId: `castie-${castieId}`,
+    event: {
+      type: 'CastieCreated',
+      data: { castieId, groupSlug: 'g', creatorId: ann, question: 'Rain?', showUsername: true, allowWriteIn: false, options: [{ answerId: 1, text: 'Yes' }, { answerId: 2, text: 'No' }], endsAt: at(60), endDate: '2026-03-01', endTime: '13:00', createdAt: at(0) },
+    },
+  },
+  { streamId: `forecast-${castieId}-${bob}`, event: { type: 'ForecastPlaced', data: { castieId, groupSlug: 'g', userId: bob, forecastId: 11, answerId: 1, text: 'Yes', placedAt: at(1) } } },
+  { streamId: `forecast-${castieId}-${cyd}`, event: { type: 'ForecastPlaced', data: { castieId, groupSlug: 'g', userId: cyd, forecastId: 12, answerId: 2, text: 'No', placedAt: at(2) } } },
+  { streamId: `comment-${commentId}`, event: { type: 'CommentPosted', data: { commentId, castieId, userId: bob, text: 'cloudy', postedAt: at(3) } } },
+  { streamId: `castie-${castieId}`, event: { type: 'CastieReported', data: { castieId, reporterId: cyd } } },
+  {
+    streamId: `castie-${castieId}`,
+    event: { type: 'CastieAnswered', data: { castieId, groupSlug: 'g', correctAnswerId: 1, correctText: 'Yes', answeredAt: at(70), scores: [{ userId: bob, forecastId: 11, correct: true, points: 55 }, { userId: cyd, forecastId: 12, correct: false, points: 0 }] } },
+  },
+];
+
+/** Applies events in the given order; each stream has its own partition with its own offsets. */
+async function build(order: number[]): Promise<DocumentStore> {
+  const store = openSqliteDocumentStore({ path: ':memory:' });
+  const projections = [castieViewsProjection(store), forecastsProjection(store), commentsProjection(store), searchIndexProjection(store)];
+  const partitions = new Map<string, number>();
+  const offsets = new Map<number, number>();
+  for (const i of order) {
+    const { streamId, event } = events[i]!;
+    const partition = partitions.get(streamId) ?? partitions.set(streamId, partitions.size).get(streamId)!;
+    const offset = (offsets.get(partition) ?? -1) + 1;
+    offsets.set(partition, offset);
+    const envelope: EventEnvelope = { id: `e${i}`, type: event.type, schemaVersion: 1, streamId, streamVersion: 1, occurredAt: at(i), actor: ann, data: event.data };
+    const record: LogRecord = { topic: 'casties', partition, offset, key: streamId, value: JSON.stringify(envelope), timestamp: 0 };
+    for (const projection of projections) await projection.apply(event, envelope, record);
+  }
+  return store;
+}
+
+/** A collection's documents without delivery bookkeeping (`_applied` depends on the order). */
+async function all<T extends Doc>(store: DocumentStore, spec: CollectionSpec<T>) {
+  return (await store.collection(spec).find({})).map(({ _applied: _ignored, ...rest }) => rest).sort((a, b) => (a._id < b._id ? -1 : 1));
+}
+
+async function contents(store: DocumentStore) {
+  return { views: await all(store, CASTIE_VIEWS), forecasts: await all(store, FORECASTS), comments: await all(store, COMMENTS), counts: await all(store, COMMENT_COUNTS), search: await all(store, CASTIE_SEARCH) };
+}
+
+describe('casties read model', () => {
+  it('is the same whichever order the streams of one Castie arrive in', async () => {
+    const inOrder = await contents(await build([0, 1, 2, 3, 4, 5]));
+    expect(inOrder.views[0]).toMatchObject({ forecastsCount: 2, answered: true, reports: 1, activityAt: at(2), createdAt: at(0) });
+    expect(inOrder.counts).toEqual([{ _id: castieId, shown: 1 }]);
+    expect(inOrder.forecasts.map((f) => [f.userId, f.correct, f.points])).toEqual([[bob, true, 55], [cyd, false, 0]]);
+    // Comment, forecasts and the answer before the Castie was created; streams keep their own order.
+    expect(await contents(await build([3, 1, 2, 0, 4, 5]))).toEqual(inOrder);
+    expect(await contents(await build([1, 3, 0, 4, 5, 2]))).toEqual(inOrder);
+  });
+});
