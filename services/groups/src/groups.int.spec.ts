@@ -16,9 +16,9 @@ import {
   type Endpoint,
   type EventCatalog,
 } from '@castie/contracts';
-import { ManualClock, newId, type CollectionSpec, type Doc, type DocumentStore, type EventLog, type EventStore, type LogRecord, type ProjectionRunner } from '@castie/platform';
+import { ManualClock, newId, type CollectionSpec, type Doc, type DocumentStore, type EventStore, type LogRecord, type ProjectionRunner } from '@castie/platform';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
-import { createFileEventLog } from '@castie/platform/embedded/file-event-log';
+import { createFileEventLog, type FileEventLog } from '@castie/platform/embedded/file-event-log';
 import { createLogEventStore } from '@castie/platform/embedded/log-event-store';
 import { GROUP_DELETED_USERS, GROUP_MEMBERSHIPS, GROUP_SCORES, GROUPS, groupsProjections, peopleProjections } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
@@ -33,7 +33,7 @@ import { startGroupsReadModels } from './module.ts';
 // The groups service alone, through its HTTP contract (inject), on embedded adapters with a fixed
 // clock. People, friendships and Casties arrive as the other services publish them: as events.
 let dir: string;
-let log: EventLog;
+let log: FileEventLog;
 let documents: DocumentStore;
 let runner: ProjectionRunner;
 let app: FastifyInstance;

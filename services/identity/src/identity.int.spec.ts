@@ -1,6 +1,6 @@
 import { api, ErrorBodySchema, IDENTITY_LOGINS_TOPIC, IDENTITY_TOPIC, identityEvents, internalHeaders, type Endpoint } from '@castie/contracts';
-import { ManualClock, type EventLog } from '@castie/platform';
-import { createFileEventLog } from '@castie/platform/embedded/file-event-log';
+import { ManualClock } from '@castie/platform';
+import { createFileEventLog, type FileEventLog } from '@castie/platform/embedded/file-event-log';
 import { createLogEventStore } from '@castie/platform/embedded/log-event-store';
 import { createOutboxMailer } from '@castie/platform/embedded/outbox-mailer';
 import type { FastifyInstance } from 'fastify';
@@ -14,7 +14,7 @@ import { argon2idHasher } from './sign-in/passwords.ts';
 // The identity service alone, through its HTTP contract (inject), on embedded adapters with a
 // fixed clock: what the gateway sends (JSON bodies, trusted user headers) and what comes back.
 let dir: string;
-let log: EventLog;
+let log: FileEventLog;
 let app: FastifyInstance;
 const clock = new ManualClock(new Date('2026-03-01T12:00:00Z'));
 

@@ -464,6 +464,14 @@ class FileSubscription implements Subscription {
   }
 }
 
+/** The embedded log: the port, plus reading records by offset (the embedded event store reads streams so). */
+export interface FileEventLog extends EventLog {
+  /** The directory holding the log (stores derived from it, like stream indexes, may live beside it). */
+  readonly dir: string;
+  /** Up to `max` durable records of the topic's one partition from offset `from` on, in order. */
+  read(topic: string, from: number, max: number): Promise<LogRecord[]>;
+}
+
 /**
  * Opens the embedded event log: a durable, crash-safe log in `dir`, one partition (0) per topic,
  * one append-only file per topic. An append resolves once its bytes are written and fdatasync'ed;
@@ -475,7 +483,7 @@ class FileSubscription implements Subscription {
  * per topic in one log: a second one throws, since two would hand out the same records twice and
  * move the committed position back and forth. One process owns `dir` at a time.
  */
-export async function createFileEventLog(options: FileEventLogOptions): Promise<EventLog> {
+export async function createFileEventLog(options: FileEventLogOptions): Promise<FileEventLog> {
   const { dir, fsyncIntervalMs = 0 } = options;
   const warn = options.onWarning ?? (() => {});
   await mkdir(dir, { recursive: true });
@@ -521,6 +529,8 @@ export async function createFileEventLog(options: FileEventLogOptions): Promise<
   }
 
   return {
+    dir,
+
     async append(topic, records) {
       assertOpen();
       if (records.length === 0) return [];
@@ -556,6 +566,11 @@ export async function createFileEventLog(options: FileEventLogOptions): Promise<
     async endOffsets(topic) {
       assertOpen();
       return new Map([[PARTITION, (await topicFile(topic)).end]]);
+    },
+
+    async read(topic, from, max) {
+      assertOpen();
+      return (await topicFile(topic)).read(from, max);
     },
 
     close() {

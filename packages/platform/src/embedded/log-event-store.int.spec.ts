@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventEnvelope } from '@castie/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ConcurrencyError } from '../ports/event-store.ts';
 import { describeEventStore } from '../testing/conformance/event-store.ts';
-import type { EventLog, LogRecord } from '../ports/event-log.ts';
-import { createFileEventLog } from './file-event-log.ts';
+import type { LogRecord } from '../ports/event-log.ts';
+import { createFileEventLog, type FileEventLog } from './file-event-log.ts';
 import { createLogEventStore } from './log-event-store.ts';
 
 const TOPIC = 'casties';
@@ -41,7 +42,7 @@ const event = (streamId: string, data: unknown): Omit<EventEnvelope, 'streamVers
 
 describe('log event store on the file log', () => {
   let dir: string;
-  let log: EventLog;
+  let log: FileEventLog;
   afterEach(async () => {
     await log.close();
     await rm(dir, { recursive: true, force: true });
@@ -91,5 +92,41 @@ describe('log event store on the file log', () => {
     await store.appendToStream('castie-1', [event('castie-1', 1)], { expectedVersion: 'no_stream' });
     await log.append(TOPIC, [{ key: 'castie-1', value: JSON.stringify({ ...event('castie-1', 2), streamVersion: 5 }) }]);
     await expect(createLogEventStore({ log, topic: TOPIC })).rejects.toThrow(/casties@0:1: .*does not follow version 1/);
+  });
+
+  it('indexes at open what the log holds beyond its index (a crash between the log and the index)', async () => {
+    dir = await tempDir();
+    log = await createFileEventLog({ dir });
+    const store = await createLogEventStore({ log, topic: TOPIC });
+    await store.appendToStream('castie-1', [event('castie-1', 1)], { expectedVersion: 'no_stream' });
+    await store.close();
+    // Durable in the log, never indexed: what a crash right after the append leaves behind.
+    await log.append(TOPIC, [{ key: 'castie-1', value: JSON.stringify({ ...event('castie-1', 2), streamVersion: 2 }) }]);
+    await log.append(TOPIC, [{ key: 'castie-2', value: JSON.stringify({ ...event('castie-2', 3), streamVersion: 1 }) }]);
+    const reopened = await createLogEventStore({ log, topic: TOPIC });
+    expect((await reopened.readStream('castie-1')).events.map((e) => [e.streamVersion, e.data])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+    await expect(reopened.appendToStream('castie-1', [event('castie-1', 9)], { expectedVersion: 1 })).rejects.toBeInstanceOf(ConcurrencyError);
+    expect((await reopened.appendToStream('castie-2', [event('castie-2', 4)], { expectedVersion: 1 })).version).toBe(2);
+    await reopened.close();
+  });
+
+  it('rebuilds a lost stream index from the log, and opens again without reading the log', async () => {
+    dir = await tempDir();
+    log = await createFileEventLog({ dir });
+    const store = await createLogEventStore({ log, topic: TOPIC });
+    for (let i = 0; i < 30; i++) await store.appendToStream(`s-${i % 3}`, [event(`s-${i % 3}`, i)], { expectedVersion: Math.floor(i / 3) || 'no_stream' });
+    await store.close();
+    for (const suffix of ['', '-wal', '-shm']) await rm(join(dir, `${TOPIC}.streams.db${suffix}`), { force: true });
+    const rebuilt = await createLogEventStore({ log, topic: TOPIC });
+    expect((await rebuilt.readStream('s-1')).events.map((e) => e.data)).toEqual([1, 4, 7, 10, 13, 16, 19, 22, 25, 28]);
+    await rebuilt.close();
+    // A log that cannot be read proves the next open does not read it: the index knows it all.
+    const unreadable = { ...log, read: () => Promise.reject(new Error('the log was read')) };
+    const reopened = await createLogEventStore({ log: unreadable, topic: TOPIC });
+    expect(await reopened.appendToStream('s-2', [event('s-2', 'x')], { expectedVersion: 10 })).toMatchObject({ version: 11 });
+    await reopened.close();
   });
 });

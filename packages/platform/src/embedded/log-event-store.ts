@@ -1,40 +1,128 @@
 import { EventEnvelopeSchema, type EventEnvelope } from '@castie/contracts';
-import type { EventLog, LogPosition, LogRecord } from '../ports/event-log.ts';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import type { LogRecord } from '../ports/event-log.ts';
 import { ConcurrencyError, type EventStore, type ExpectedVersion } from '../ports/event-store.ts';
+import type { FileEventLog } from './file-event-log.ts';
 
 export interface LogEventStoreOptions {
-  log: EventLog;
+  log: FileEventLog;
   /** The topic holding this store's events, key = stream id. The store must be its only writer. */
   topic: string;
+  /**
+   * The stream index: a SQLite file of (stream, version) -> log offset, by default
+   * `<log dir>/<topic>.streams.db`. It is derived from the log: created when missing, and caught
+   * up with the log's tail at open.
+   */
+  indexPath?: string;
+  /** Told how a missing or lagging index is caught up (records, seconds). */
+  onProgress?: (message: string) => void;
 }
-
-/** Generous: replay reads the whole topic, but it must not hang start-up forever. */
-const REPLAY_TIMEOUT_MS = 10 * 60_000;
 
 const satisfies = (expected: ExpectedVersion, current: number): boolean =>
   expected === 'any' || (expected === 'no_stream' ? current === 0 : expected === current);
 
+/** Records indexed per transaction while catching up. */
+const CATCH_UP_BATCH = 5000;
+
 /**
- * Opens the event store of the embedded profile on an event log topic. At start it replays the topic
- * into memory (stream id -> events); afterwards it keeps that index in step with its own appends,
- * so reads never touch the log.
+ * The event store of the embedded profile, on an event log topic. The log holds the events; a
+ * stream index (SQLite, beside the log) maps each stream's versions to log offsets, so a start
+ * reads only the log's tail that the index has not seen, and reading a stream reads just its
+ * records. Nothing is held in memory per stream.
  *
- * Expected versions are checked within this process: appends to one stream run one after another
- * (check and reservation happen synchronously once the previous append settled), while appends to
- * different streams go to the log concurrently and share its group commit.
+ * The index commits its rows together with the offset it has indexed up to, after the log made
+ * the events durable: a crash in between leaves records the index has not seen, and the next
+ * open indexes them from the log. Expected versions are checked within this process: appends to
+ * one stream run one after another (check and reservation happen synchronously once the
+ * previous append settled), appends to different streams share the log's group commit.
  */
-export async function createLogEventStore({ log, topic }: LogEventStoreOptions): Promise<EventStore> {
-  const streams = await replay(log, topic);
+export async function createLogEventStore({ log, topic, indexPath, onProgress }: LogEventStoreOptions): Promise<EventStore> {
+  const db = new Database(indexPath ?? join(log.dir, `${topic}.streams.db`));
+  db.pragma('journal_mode = WAL');
+  // A crash may lose the last commits, never consistency: the lost rows come back from the log.
+  db.pragma('synchronous = NORMAL');
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS events (stream TEXT NOT NULL, version INTEGER NOT NULL, offset INTEGER NOT NULL, PRIMARY KEY (stream, version)) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS indexed (topic TEXT PRIMARY KEY, next INTEGER NOT NULL) WITHOUT ROWID;
+  `);
+  const versionOf = db.prepare<[string], number>('SELECT max(version) FROM events WHERE stream = ?').pluck();
+  const offsetsOf = db.prepare<[string], number>('SELECT offset FROM events WHERE stream = ? ORDER BY version').pluck();
+  const insert = db.prepare('INSERT OR IGNORE INTO events (stream, version, offset) VALUES (?, ?, ?)');
+  const offsetAt = db.prepare<[string, number], number>('SELECT offset FROM events WHERE stream = ? AND version = ?').pluck();
+  const nextOf = db.prepare<[string], number>('SELECT next FROM indexed WHERE topic = ?').pluck();
+  const setNext = db.prepare('INSERT INTO indexed (topic, next) VALUES (?, ?) ON CONFLICT (topic) DO UPDATE SET next = excluded.next');
+  const index = db.transaction((rows: { stream: string; version: number; offset: number }[], next: number) => {
+    for (const r of rows) insert.run(r.stream, r.version, r.offset);
+    setNext.run(topic, next);
+  });
+
+  /** The first offset the index has not seen; appends move it only while it stays contiguous. */
+  let next = await catchUp();
+
   /** Per stream: settles when its append in flight has finished (appended or failed). */
   const inFlight = new Map<string, Promise<void>>();
   let closed = false;
+
+  /**
+   * Indexes what the log holds beyond the index (a crash after a durable append, or a new index).
+   * Idempotent: a record already indexed at its version and offset is skipped; anything else that
+   * does not follow its stream's last version stops the start, as it would hand out wrong versions.
+   */
+  async function catchUp(): Promise<number> {
+    const end = (await log.endOffsets(topic)).get(0) ?? 0;
+    let next = nextOf.get(topic) ?? 0;
+    if (next >= end) return next;
+    const started = Date.now();
+    const from = next;
+    const versions = new Map<string, number>();
+    while (next < end) {
+      const records = await log.read(topic, next, CATCH_UP_BATCH);
+      if (records.length === 0) break;
+      const rows: { stream: string; version: number; offset: number }[] = [];
+      for (const record of records) {
+        const envelope = parse(record);
+        const indexedAt = offsetAt.get(record.key, envelope.streamVersion);
+        if (indexedAt === record.offset) {
+          versions.set(record.key, envelope.streamVersion);
+          continue;
+        }
+        const last = versions.get(record.key) ?? versionOf.get(record.key) ?? 0;
+        if (envelope.streamId !== record.key || envelope.streamVersion !== last + 1 || indexedAt !== undefined) {
+          throw new Error(`${topic}@0:${record.offset}: event ${envelope.streamId}@${envelope.streamVersion} does not follow version ${last} of stream ${record.key}`);
+        }
+        versions.set(record.key, last + 1);
+        rows.push({ stream: record.key, version: last + 1, offset: record.offset });
+      }
+      next = records[records.length - 1]!.offset + 1;
+      index(rows, next);
+    }
+    if (next - from > CATCH_UP_BATCH) onProgress?.(`${topic}: indexed ${next - from} events of the log in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return next;
+  }
+
+  function parse(record: LogRecord): EventEnvelope {
+    return EventEnvelopeSchema.parse(JSON.parse(record.value));
+  }
+
+  /** A stream's records: contiguous offsets are read together. */
+  async function recordsOf(offsets: readonly number[]): Promise<LogRecord[]> {
+    const out: LogRecord[] = [];
+    for (let i = 0; i < offsets.length; ) {
+      let j = i + 1;
+      while (j < offsets.length && offsets[j] === offsets[j - 1]! + 1) j++;
+      out.push(...(await log.read(topic, offsets[i]!, j - i)));
+      i = j;
+    }
+    return out;
+  }
 
   return {
     topic,
 
     async readStream(streamId) {
-      const events = streams.get(streamId) ?? [];
-      return { version: events.length, events: [...events] };
+      const records = await recordsOf(offsetsOf.all(streamId));
+      return { version: records.length, events: records.map(parse) };
     },
 
     async appendToStream(streamId, events, { expectedVersion }) {
@@ -48,8 +136,7 @@ export async function createLogEventStore({ log, topic }: LogEventStoreOptions):
       for (let busy = inFlight.get(streamId); busy; busy = inFlight.get(streamId)) await busy;
 
       // From here to the append call nothing awaits: the check and the reservation are atomic.
-      const stream = streams.get(streamId) ?? [];
-      const current = stream.length;
+      const current = versionOf.get(streamId) ?? 0;
       if (!satisfies(expectedVersion, current)) throw new ConcurrencyError(streamId, expectedVersion, current);
       if (checked.length === 0) return { version: current, positions: [] };
       const envelopes = checked.map((envelope, i) => ({ ...envelope, streamVersion: current + i + 1 }));
@@ -60,8 +147,14 @@ export async function createLogEventStore({ log, topic }: LogEventStoreOptions):
           topic,
           envelopes.map((envelope) => ({ key: streamId, value: JSON.stringify(envelope) })),
         );
-        stream.push(...envelopes);
-        streams.set(streamId, stream);
+        // The log resolves appends in offset order, so `next` normally moves with every append;
+        // should one ever be indexed before an earlier one, `next` waits and the next open
+        // indexes from there again (idempotently), so no record is ever skipped.
+        if (positions[0]!.offset === next) next = positions[positions.length - 1]!.offset + 1;
+        index(
+          positions.map((p, i) => ({ stream: streamId, version: current + i + 1, offset: p.offset })),
+          next,
+        );
         return { version: current + envelopes.length, positions };
       } finally {
         inFlight.delete(streamId);
@@ -72,53 +165,7 @@ export async function createLogEventStore({ log, topic }: LogEventStoreOptions):
     async close() {
       closed = true;
       await Promise.all(inFlight.values());
+      db.close();
     },
   };
-}
-
-/**
- * Reads the whole topic through a private consumer group from the earliest offset and indexes it.
- * A record that is not a valid next event of its stream fails the start: the store would otherwise
- * hand out wrong versions.
- */
-async function replay(log: EventLog, topic: string): Promise<Map<string, EventEnvelope[]>> {
-  const streams = new Map<string, EventEnvelope[]>();
-  const ends = await log.endOffsets(topic);
-  const last: LogPosition[] = [...ends].filter(([, end]) => end > 0).map(([partition, end]) => ({ topic, partition, offset: end - 1 }));
-  if (last.length === 0) return streams;
-
-  let failure: unknown = null;
-  const index = (record: LogRecord): void => {
-    const envelope = EventEnvelopeSchema.parse(JSON.parse(record.value));
-    const stream = streams.get(record.key) ?? [];
-    if (envelope.streamId !== record.key || envelope.streamVersion !== stream.length + 1) {
-      throw new Error(`event ${envelope.streamId}@${envelope.streamVersion} does not follow version ${stream.length} of stream ${record.key}`);
-    }
-    stream.push(envelope);
-    streams.set(record.key, stream);
-  };
-  const subscription = await log.subscribe({
-    group: `castie.event-store.${topic}`,
-    topics: [topic],
-    startAt: () => 'earliest',
-    maxBatch: 5000,
-    handle: async (records) => {
-      for (const record of records) {
-        if (failure) return;
-        try {
-          index(record);
-        } catch (err) {
-          // Not thrown: a redelivery would fail the same way. Remembered and raised once replay ends.
-          failure = new Error(`${topic}@${record.partition}:${record.offset}: ${err instanceof Error ? err.message : String(err)}`);
-        }
-      }
-    },
-  });
-  try {
-    if (!(await subscription.waitFor(last, REPLAY_TIMEOUT_MS))) throw new Error(`replaying ${topic} took longer than ${REPLAY_TIMEOUT_MS}ms`);
-  } finally {
-    await subscription.stop();
-  }
-  if (failure) throw failure;
-  return streams;
 }

@@ -4,11 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createFileEventLog } from '../embedded/file-event-log.ts';
+import { createFileEventLog, type FileEventLog } from '../embedded/file-event-log.ts';
 import { createLogEventStore } from '../embedded/log-event-store.ts';
 import { collectionSpec, type Doc } from '../ports/document-store.ts';
 import { openSqliteDocumentStore } from '../sqlite/sqlite-document-store.ts';
-import type { EventLog } from '../ports/event-log.ts';
 import { createServiceApp } from './app.ts';
 import { newId } from './decider.ts';
 import { startProjections, type ProjectionRunner } from './projections.ts';
@@ -19,7 +18,7 @@ const PROJECTION_DELAY_MS = 150;
 const NOTES = collectionSpec<Doc & { text: string }>({ name: 'notes' });
 
 let dir: string;
-let log: EventLog;
+let log: FileEventLog;
 let runner: ProjectionRunner;
 
 async function noteService(options: { gate: boolean }) {

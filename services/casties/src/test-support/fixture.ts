@@ -5,10 +5,10 @@ import {
   ManualClock,
   newId,
   type DocumentStore,
-  type EventLog,
   type EventStore,
   type ProjectionRunner,
 } from '@castie/platform';
+import type { FileEventLog } from '@castie/platform/embedded/file-event-log';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import type { FastifyInstance } from 'fastify';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -35,7 +35,7 @@ export class CastiesFixture {
   #storeCount = 0;
   private constructor(
     readonly dir: string,
-    readonly log: EventLog,
+    readonly log: FileEventLog,
     readonly clock: ManualClock,
     readonly timeZone: string,
   ) {}

@@ -1,5 +1,5 @@
 import { socialEvents } from '@castie/contracts';
-import { CommandHandler, ConcurrencyError, createFileEventLog, createLogEventStore, type EventLog, type EventStore } from '@castie/platform';
+import { CommandHandler, ConcurrencyError, createFileEventLog, createLogEventStore, type EventStore, type FileEventLog } from '@castie/platform';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import { friendshipDecider, frodadsStreamId } from './decider.ts';
 // holds two requests, and never a removal of a friendship that was not there.
 
 let dir: string;
-let log: EventLog;
+let log: FileEventLog;
 let store: EventStore;
 let conflicts: number;
 
