@@ -66,8 +66,12 @@ switch (task) {
     process.exit(exec(['tsx', `bench/${name}.ts`, ...benchArgs]));
     break;
   }
+  case 'seed':
+    // A year of history written through the services' write side: `npm run seed -- --help`.
+    process.exit(exec(['tsx', 'packages/system/src/seed/cli.ts', ...rest]));
+    break;
   default:
-    console.error(`unknown task ${task}: use start, test, typecheck, lint or bench`);
+    console.error(`unknown task ${task}: use start, test, typecheck, lint, bench or seed`);
     process.exit(2);
 }
 
