@@ -80,6 +80,7 @@ export function createMongoDocumentStore(options: MongoDocumentStoreOptions): Do
     const filterOf = (filter: unknown): MongoFilter<Doc> => (filter ?? {}) as MongoFilter<Doc>;
     const handle = {
       name,
+      inAtomicUnit: () => false,
       async findOne(filter: unknown, findOptions: object = {}) {
         return (await opened()).findOne(filterOf(filter), findOptions);
       },
@@ -121,6 +122,9 @@ export function createMongoDocumentStore(options: MongoDocumentStoreOptions): Do
     collection,
     // Not atomic on MongoDB: projections are idempotent instead (updateOnce), see the port.
     transaction: (fn) => fn(),
+    // MongoDB keeps its indexes during a rebuild: no bulk-load mode here.
+    deferIndexes: async () => {},
+    buildIndexes: async () => {},
     async drop(names) {
       for (const name of names) {
         ready.delete(name);

@@ -147,6 +147,13 @@ export class DuplicateKeyError extends Error {
 
 export interface Collection<T extends Doc> {
   readonly name: string;
+  /**
+   * True while the caller runs inside a unit of work whose writes commit together (SQLite): a
+   * projection's batch then commits with its checkpoint, so no event is applied twice and
+   * per-document guards (`updateOnce`'s marks) are not needed. Always false on MongoDB.
+   */
+  inAtomicUnit(): boolean;
+
   findOne(filter: Filter<T>, options?: { sort?: Sort<T> }): Promise<T | null>;
   findOne<K extends Path<T> & keyof T>(filter: Filter<T>, options: { sort?: Sort<T>; projection: FieldProjection<K> }): Promise<Pick<T, K | '_id'> | null>;
   find(filter: Filter<T>, options?: FindOptions<T>): Promise<T[]>;
@@ -171,5 +178,13 @@ export interface DocumentStore {
   transaction<R>(fn: () => Promise<R>): Promise<R>;
   /** Drops collections by name, their data and indexes (a projection being rebuilt). */
   drop(names: readonly string[]): Promise<void>;
+  /**
+   * Until `buildIndexes`, the named (empty, just dropped) collections are written without their
+   * secondary indexes, which are then built in one pass: a bulk load, much cheaper than keeping
+   * every index up to date for each of a rebuild's writes. Queries on them meanwhile are answered
+   * without indexes. An adapter may ignore it (MongoDB does).
+   */
+  deferIndexes(names: readonly string[]): Promise<void>;
+  buildIndexes(): Promise<void>;
   close(): Promise<void>;
 }

@@ -70,7 +70,7 @@ const VERSIONS = collectionSpec<VersionDoc>({ name: 'projection_versions' });
 
 const DEFAULT_TIMEOUT_MS = 3000;
 /** Large batches make rebuilds fast: one unit of work writes each touched document once per batch. */
-const MAX_BATCH = 2000;
+const MAX_BATCH = Number(process.env.EXP_BATCH ?? 10_000);
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
@@ -95,13 +95,16 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     names.add(p.name);
   }
 
-  // Which projections start over: new store, or code of another version.
+  // Which projections start over: new store, or code of another version. Their collections are
+  // bulk-loaded: secondary indexes are built once they caught up.
   const rebuilding: Projection[] = [];
   for (const p of projections) {
     const stored = await versions.findOne({ _id: p.name });
     if (stored?.version === p.version) continue;
     rebuilding.push(p);
-    await store.drop(p.collections.map((c: CollectionSpec<Doc>) => c.name));
+    const names = p.collections.map((c: CollectionSpec<Doc>) => c.name);
+    await store.drop(names);
+    await store.deferIndexes(names);
     await checkpoints.deleteMany({ projection: p.name });
     await versions.replaceOne({ _id: p.name }, { _id: p.name, version: p.version }, { upsert: true });
   }
@@ -198,6 +201,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     },
     async caughtUp() {
       while (!(await subscription.waitFor(startEnds, 60_000))) logger?.warn({ group }, 'still applying the log');
+      await store.buildIndexes();
       progress.done();
     },
     async stop() {

@@ -5,9 +5,16 @@ import type { LogPosition } from '../ports/event-log.ts';
  * Applies `update` to one read-model document unless that document has already applied this log
  * record. The document remembers the last offset it applied per topic partition (records of one
  * partition arrive in order), so redelivering an event after a crash changes nothing, even for
- * counters ($inc). With `upsert`, a document that does not exist yet is created.
+ * counters ($inc). With `upsert`, a document that does not exist yet is created. Inside an atomic
+ * unit of work (SQLite: the batch commits with its checkpoint) an event cannot be applied twice,
+ * so the marks are left out there. True when the update applied.
  */
 export async function updateOnce<T extends Doc>(collection: Collection<T>, id: string, record: LogPosition, update: Update<T>, options: { upsert?: boolean } = {}): Promise<boolean> {
+  if (collection.inAtomicUnit()) {
+    const byId: Filter<Doc> = { _id: id };
+    const res = await collection.updateOne(byId as unknown as Filter<T>, update, { upsert: options.upsert ?? true });
+    return res.matchedCount > 0 || res.upsertedId !== null;
+  }
   const mark = `_applied.${record.topic.replaceAll('.', '_')}-${record.partition}` as const;
   const unapplied: Filter<Doc> = { _id: id, $or: [{ [mark]: { $exists: false } }, { [mark]: { $lt: record.offset } }] };
   // Every document type has `_applied` (Doc): the generic T just cannot show it to the compiler.

@@ -78,77 +78,105 @@ type Operators = Partial<Record<'$set' | '$unset' | '$inc' | '$max' | '$min' | '
 
 const SUPPORTED = new Set(['$set', '$unset', '$inc', '$max', '$min', '$push', '$pull', '$addToSet', '$setOnInsert']);
 
+const isSet = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null;
+
+/** Sets a path to a value unless it holds an equal one; true when it changed. */
+function setChanged(doc: JsonObject, path: string, value: unknown): boolean {
+  if (equalJson(getPath(doc, path), value)) return false;
+  setPath(doc, path, cloneJson(value));
+  return true;
+}
+
+/** The array at a path, created empty when missing; null (created) tells the caller it changed. */
+function arrayAt(doc: JsonObject, path: string): { list: unknown[]; created: boolean } {
+  const now = getPath(doc, path);
+  if (now === undefined) {
+    const list: unknown[] = [];
+    setPath(doc, path, list);
+    return { list, created: true };
+  }
+  if (!Array.isArray(now)) throw new Error(`the field ${path} is not an array`);
+  return { list: now, created: false };
+}
+
+/** Applies one operator's fields; true when anything changed. */
+function applyOperator(doc: JsonObject, op: string, fields: JsonObject): boolean {
+  let changed = false;
+  for (const path in fields) {
+    if (path === '_id') throw new Error('the _id of a document cannot change');
+    const value = fields[path];
+    switch (op) {
+      case '$set':
+      case '$setOnInsert':
+        if (setChanged(doc, path, value)) changed = true;
+        break;
+      case '$unset':
+        if (getPath(doc, path) !== undefined) {
+          unsetPath(doc, path);
+          changed = true;
+        }
+        break;
+      case '$inc': {
+        const now = getPath(doc, path);
+        if (now !== undefined && typeof now !== 'number') throw new Error(`cannot $inc the non-number field ${path}`);
+        if (setChanged(doc, path, ((now as number | undefined) ?? 0) + (value as number))) changed = true;
+        break;
+      }
+      case '$max':
+      case '$min': {
+        const now = getPath(doc, path);
+        const order = compareScalars(value, now);
+        if ((now === undefined || now === null || (order !== null && order * (op === '$max' ? 1 : -1) > 0)) && setChanged(doc, path, value)) changed = true;
+        break;
+      }
+      case '$push': {
+        arrayAt(doc, path).list.push(cloneJson(value));
+        changed = true;
+        break;
+      }
+      case '$addToSet': {
+        const at = arrayAt(doc, path);
+        if (at.created) changed = true;
+        const values = isSet(value) && !Array.isArray(value) && Array.isArray(value.$each) ? (value.$each as unknown[]) : [value];
+        for (const v of values) {
+          if (at.list.some((x) => equalJson(x, v))) continue;
+          at.list.push(cloneJson(v));
+          changed = true;
+        }
+        break;
+      }
+      case '$pull': {
+        const now = getPath(doc, path);
+        if (!Array.isArray(now)) break;
+        const kept = now.filter((x) => !equalJson(x, value));
+        if (kept.length === now.length) break;
+        setPath(doc, path, kept);
+        changed = true;
+        break;
+      }
+      default:
+        throw new Error(`unsupported update operator ${op}`);
+    }
+  }
+  return changed;
+}
+
+/** Operators in the order MongoDB applies them to a new document: $setOnInsert first. */
+const ORDER = ['$setOnInsert', '$set', '$unset', '$inc', '$max', '$min', '$push', '$addToSet', '$pull'] as const;
+
 /**
  * Applies update operators to `doc` in place and tells whether anything changed (MongoDB's
  * modifiedCount). `$setOnInsert` applies only when `inserting`. Throws on an unknown operator, on
  * `$inc` of a non-number and on changes of `_id`.
  */
 export function applyUpdate(doc: JsonObject, update: Operators, inserting: boolean): boolean {
-  for (const op of Object.keys(update)) if (!SUPPORTED.has(op)) throw new Error(`unsupported update operator ${op}`);
+  for (const op in update) if (!SUPPORTED.has(op)) throw new Error(`unsupported update operator ${op}`);
   let changed = false;
-  const each = (fields: JsonObject | undefined, fn: (path: string, value: unknown) => void) => {
-    if (!fields) return;
-    for (const path of Object.keys(fields)) {
-      if (path === '_id') throw new Error('the _id of a document cannot change');
-      fn(path, fields[path]);
-    }
-  };
-  const set = (path: string, value: unknown) => {
-    if (equalJson(getPath(doc, path), value)) return;
-    setPath(doc, path, cloneJson(value));
-    changed = true;
-  };
-  if (inserting) each(update.$setOnInsert, set);
-  each(update.$set, set);
-  each(update.$unset, (path) => {
-    if (getPath(doc, path) === undefined) return;
-    unsetPath(doc, path);
-    changed = true;
-  });
-  each(update.$inc, (path, by) => {
-    const now = getPath(doc, path);
-    if (now !== undefined && typeof now !== 'number') throw new Error(`cannot $inc the non-number field ${path}`);
-    set(path, ((now as number | undefined) ?? 0) + (by as number));
-  });
-  const keep = (sign: 1 | -1) => (path: string, value: unknown) => {
-    const now = getPath(doc, path);
-    const order = compareScalars(value, now);
-    if (now === undefined || now === null || (order !== null && order * sign > 0)) set(path, value);
-  };
-  each(update.$max, keep(1));
-  each(update.$min, keep(-1));
-  const arrayAt = (path: string): unknown[] => {
-    const now = getPath(doc, path);
-    if (now === undefined) {
-      const created: unknown[] = [];
-      setPath(doc, path, created);
-      changed = true;
-      return created;
-    }
-    if (!Array.isArray(now)) throw new Error(`the field ${path} is not an array`);
-    return now;
-  };
-  each(update.$push, (path, value) => {
-    arrayAt(path).push(cloneJson(value));
-    changed = true;
-  });
-  each(update.$addToSet, (path, value) => {
-    const list = arrayAt(path);
-    const values = isObject(value) && Array.isArray(value.$each) ? (value.$each as unknown[]) : [value];
-    for (const v of values) {
-      if (list.some((x) => equalJson(x, v))) continue;
-      list.push(cloneJson(v));
-      changed = true;
-    }
-  });
-  each(update.$pull, (path, value) => {
-    const now = getPath(doc, path);
-    if (!Array.isArray(now)) return;
-    const kept = now.filter((x) => !equalJson(x, value));
-    if (kept.length === now.length) return;
-    setPath(doc, path, kept);
-    changed = true;
-  });
+  for (const op of ORDER) {
+    const fields = update[op];
+    if (!fields || (op === '$setOnInsert' && !inserting)) continue;
+    if (applyOperator(doc, op, fields)) changed = true;
+  }
   return changed;
 }
 

@@ -22,7 +22,7 @@ export interface ForecastDoc extends Doc {
  */
 export const FORECASTS = collectionSpec<ForecastDoc>({
   name: 'castie_forecasts',
-  indexes: [{ keys: { castieId: 1, userId: 1 } }, { keys: { userId: 1, placedAt: -1, _id: -1 } }, { keys: { userId: 1, groupSlug: 1 } }],
+  indexes: [{ keys: { castieId: 1, userId: 1 } }, { keys: { userId: 1, placedAt: -1, _id: -1 } }],
 });
 
 export const forecastDocId = (castieId: string, userId: string): string => `${castieId}:${userId}`;
