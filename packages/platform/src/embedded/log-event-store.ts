@@ -60,6 +60,23 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
   /** The first offset the index has not seen; appends move it only while it stays contiguous. */
   let next = await catchUp();
 
+  // Index rows of appends wait for the end of the event loop's turn and commit together (one
+  // SQLite transaction for every append of a group commit). Until then they answer from here.
+  let pending: { stream: string; version: number; offset: number }[] = [];
+  const pendingOffsets = new Map<string, number[]>();
+  let flushScheduled = false;
+  const flush = () => {
+    flushScheduled = false;
+    if (pending.length === 0) return;
+    index(pending, next);
+    pending = [];
+    pendingOffsets.clear();
+  };
+  const currentVersion = (streamId: string): number => {
+    const waiting = pendingOffsets.get(streamId);
+    return waiting ? (versionOf.get(streamId) ?? 0) + waiting.length : (versionOf.get(streamId) ?? 0);
+  };
+
   /** Per stream: settles when its append in flight has finished (appended or failed). */
   const inFlight = new Map<string, Promise<void>>();
   let closed = false;
@@ -121,7 +138,7 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
     topic,
 
     async readStream(streamId) {
-      const records = await recordsOf(offsetsOf.all(streamId));
+      const records = await recordsOf([...offsetsOf.all(streamId), ...(pendingOffsets.get(streamId) ?? [])]);
       return { version: records.length, events: records.map(parse) };
     },
 
@@ -136,7 +153,7 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
       for (let busy = inFlight.get(streamId); busy; busy = inFlight.get(streamId)) await busy;
 
       // From here to the append call nothing awaits: the check and the reservation are atomic.
-      const current = versionOf.get(streamId) ?? 0;
+      const current = currentVersion(streamId);
       if (!satisfies(expectedVersion, current)) throw new ConcurrencyError(streamId, expectedVersion, current);
       if (checked.length === 0) return { version: current, positions: [] };
       const envelopes = checked.map((envelope, i) => ({ ...envelope, streamVersion: current + i + 1 }));
@@ -151,10 +168,16 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
         // should one ever be indexed before an earlier one, `next` waits and the next open
         // indexes from there again (idempotently), so no record is ever skipped.
         if (positions[0]!.offset === next) next = positions[positions.length - 1]!.offset + 1;
-        index(
-          positions.map((p, i) => ({ stream: streamId, version: current + i + 1, offset: p.offset })),
-          next,
-        );
+        const offsets = pendingOffsets.get(streamId) ?? [];
+        positions.forEach((p, i) => {
+          pending.push({ stream: streamId, version: current + i + 1, offset: p.offset });
+          offsets.push(p.offset);
+        });
+        pendingOffsets.set(streamId, offsets);
+        if (!flushScheduled) {
+          flushScheduled = true;
+          setImmediate(flush);
+        }
         return { version: current + envelopes.length, positions };
       } finally {
         inFlight.delete(streamId);
@@ -165,6 +188,7 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
     async close() {
       closed = true;
       await Promise.all(inFlight.values());
+      flush();
       db.close();
     },
   };
