@@ -12,7 +12,7 @@ import { commentRoutes } from './comments/routes.ts';
 import { CASTIE_SEARCH } from './feeds/read-model.ts';
 import { feedRoutes } from './feeds/routes.ts';
 import { forecastDecider } from './forecasting/decider.ts';
-import { FORECASTS } from './forecasting/read-model.ts';
+import { FORECASTERS, FORECASTS, ROSTERS } from './forecasting/read-model.ts';
 import { forecastRoutes } from './forecasting/routes.ts';
 import { groupPageRoutes } from './group-pages/routes.ts';
 import { leaderboardRoutes } from './leaderboards/routes.ts';
@@ -52,7 +52,7 @@ export function buildCastiesApp(deps: CastiesDeps): FastifyInstance {
   const people = new People(documents, timeZone, readModels);
   const groups = new GroupDirectory(documents, people, readModels);
   const visible = new VisibleCasties({ views, casties, groups });
-  const objects = new CastieObjects({ views, forecasts, commentCounts: documents.collection(COMMENT_COUNTS), people, timeZone, clock });
+  const objects = new CastieObjects({ views, forecasts, rosters: documents.collection(ROSTERS), forecasters: documents.collection(FORECASTERS), commentCounts: documents.collection(COMMENT_COUNTS), people, timeZone, clock });
 
   castieRoutes(app, { casties, views, forecasts, visible, objects, groups, readModels, clock, timeZone, routeOptions });
   forecastRoutes(app, { casties, forecasts: new CommandHandler(deps.store, castieEvents, forecastDecider), groups, clock, routeOptions });

@@ -123,8 +123,8 @@ export function createMongoDocumentStore(options: MongoDocumentStoreOptions): Do
     // Not atomic on MongoDB: projections are idempotent instead (updateOnce), see the port.
     transaction: (fn) => fn(),
     // MongoDB keeps its indexes during a rebuild: no bulk-load mode here.
-    deferIndexes: async () => {},
-    buildIndexes: async () => {},
+    beginBulkLoad: async () => {},
+    endBulkLoad: async () => {},
     async drop(names) {
       for (const name of names) {
         ready.delete(name);

@@ -179,12 +179,13 @@ export interface DocumentStore {
   /** Drops collections by name, their data and indexes (a projection being rebuilt). */
   drop(names: readonly string[]): Promise<void>;
   /**
-   * Until `buildIndexes`, the named (empty, just dropped) collections are written without their
-   * secondary indexes, which are then built in one pass: a bulk load, much cheaper than keeping
-   * every index up to date for each of a rebuild's writes. Queries on them meanwhile are answered
-   * without indexes. An adapter may ignore it (MongoDB does).
+   * A rebuild is about to load the named (empty, just dropped) collections: the adapter may write
+   * them without their secondary indexes and with large caches until `endBulkLoad`, which builds
+   * the indexes in one pass (much cheaper than keeping every index up to date for each write) and
+   * returns to the memory of a serving process. Queries meanwhile are answered, without indexes.
+   * MongoDB ignores both.
    */
-  deferIndexes(names: readonly string[]): Promise<void>;
-  buildIndexes(): Promise<void>;
+  beginBulkLoad(names: readonly string[]): Promise<void>;
+  endBulkLoad(): Promise<void>;
   close(): Promise<void>;
 }

@@ -70,7 +70,7 @@ const VERSIONS = collectionSpec<VersionDoc>({ name: 'projection_versions' });
 
 const DEFAULT_TIMEOUT_MS = 3000;
 /** Large batches make rebuilds fast: one unit of work writes each touched document once per batch. */
-const MAX_BATCH = Number(process.env.EXP_BATCH ?? 10_000);
+const MAX_BATCH = 10_000;
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
@@ -96,7 +96,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   }
 
   // Which projections start over: new store, or code of another version. Their collections are
-  // bulk-loaded: secondary indexes are built once they caught up.
+  // bulk-loaded: secondary indexes are built once they caught up (see caughtUp).
   const rebuilding: Projection[] = [];
   for (const p of projections) {
     const stored = await versions.findOne({ _id: p.name });
@@ -104,7 +104,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     rebuilding.push(p);
     const names = p.collections.map((c: CollectionSpec<Doc>) => c.name);
     await store.drop(names);
-    await store.deferIndexes(names);
+    await store.beginBulkLoad(names);
     await checkpoints.deleteMany({ projection: p.name });
     await versions.replaceOne({ _id: p.name }, { _id: p.name, version: p.version }, { upsert: true });
   }
@@ -201,7 +201,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     },
     async caughtUp() {
       while (!(await subscription.waitFor(startEnds, 60_000))) logger?.warn({ group }, 'still applying the log');
-      await store.buildIndexes();
+      await store.endBulkLoad();
       progress.done();
     },
     async stop() {

@@ -16,10 +16,12 @@ import { compileFilter, compileSort, fieldExpr, jsonPath, quoteIdent, sqlValue, 
 export interface SqliteDocumentStoreOptions {
   /** The database file (created when missing), or `:memory:`. */
   path: string;
-  /** Page cache of the writer, in MiB (default 64): projections' batches touch pages all over. */
-  writerCacheMiB?: number;
-  /** Page cache of the reader, in MiB (default 16). */
-  readerCacheMiB?: number;
+  /** Page cache of the writer while bulk-loading a rebuild, in MiB (default 256). */
+  bulkCacheMiB?: number;
+  /** Page cache of each connection while serving, in MiB (default 8; the reader also maps the file). */
+  cacheMiB?: number;
+  /** How much of the file the reader maps into memory, in MiB (default 1024): reads without system calls. */
+  mapMiB?: number;
 }
 
 /** The SQLite adapter, plus what its own tests look at. */
@@ -54,7 +56,7 @@ class Connection {
   readonly db: Database.Database;
   readonly #statements = new Map<string, Statement>();
 
-  constructor(path: string, options: { readonly: boolean; cacheMiB: number }) {
+  constructor(path: string, options: { readonly: boolean; cacheMiB: number; mapMiB?: number }) {
     this.db = new Database(path, { readonly: options.readonly });
     if (!options.readonly && path !== ':memory:') {
       // 16 KB pages (for a new file): a batch's random updates write a quarter of the pages 4 KB
@@ -68,9 +70,16 @@ class Connection {
       this.db.pragma('wal_autocheckpoint = 4096');
       this.db.pragma('journal_size_limit = 67108864');
     }
-    this.db.pragma(`cache_size = -${options.cacheMiB * 1024}`);
+    this.cacheSize(options.cacheMiB);
+    if (options.mapMiB) this.db.pragma(`mmap_size = ${options.mapMiB * 1024 * 1024}`);
     this.db.pragma('temp_store = MEMORY');
     this.db.function('castie_regexp', { deterministic: true }, (pattern, flags, value) => (typeof value === 'string' && regexFor(String(pattern), String(flags)).test(value) ? 1 : 0));
+  }
+
+  /** Sets the page cache; a smaller one gives its memory back at once. */
+  cacheSize(mib: number): void {
+    this.db.pragma(`cache_size = -${mib * 1024}`);
+    this.db.pragma('shrink_memory');
   }
 
   /** A cached prepared statement (bounded: filters of varying shape must not grow it forever). */
@@ -105,7 +114,7 @@ class Table implements TableShape {
     readonly name: string,
     readonly spec: CollectionSpec<Doc>,
     private readonly writer: Connection,
-    /** Secondary indexes wait for `buildIndexes` (a rebuild loads first, then sorts once). */
+    /** Secondary indexes wait for `buildIndexes` (the store's endBulkLoad) (a rebuild loads first, then sorts once). */
     private deferred: boolean,
   ) {
     if (!NAME.test(name)) throw new Error(`invalid collection name "${name}": use letters, digits and _`);
@@ -339,11 +348,12 @@ function pinnedId(filter: JsonObject): string | null {
  */
 export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): SqliteDocumentStore {
   const memory = options.path === ':memory:';
-  const writer = new Connection(options.path, { readonly: false, cacheMiB: options.writerCacheMiB ?? 64 });
+  const servingCache = options.cacheMiB ?? 8;
+  const writer = new Connection(options.path, { readonly: false, cacheMiB: servingCache });
   startOver(writer.db);
-  const reader = memory ? writer : new Connection(options.path, { readonly: true, cacheMiB: options.readerCacheMiB ?? 16 });
+  const reader = memory ? writer : new Connection(options.path, { readonly: true, cacheMiB: servingCache, mapMiB: options.mapMiB ?? 1024 });
   const tables = new Map<string, Table>();
-  /** Collections whose secondary indexes wait for buildIndexes. */
+  /** Collections being bulk-loaded: their secondary indexes wait for endBulkLoad. */
   const deferred = new Set<string>();
   /** Tables set up inside the open transaction: a rollback undoes their DDL, so they are set up again. */
   const setUpInTransaction = new Set<string>();
@@ -625,15 +635,17 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       }
     },
 
-    async deferIndexes(names) {
+    async beginBulkLoad(names) {
       for (const name of names) deferred.add(name);
+      if (deferred.size > 0) writer.cacheSize(options.bulkCacheMiB ?? 256);
     },
 
-    async buildIndexes() {
+    async endBulkLoad() {
       const release = await mutex.lock();
       try {
         for (const name of deferred) tables.get(name)?.buildIndexes();
         deferred.clear();
+        writer.cacheSize(servingCache);
       } finally {
         release();
       }

@@ -1,5 +1,5 @@
 import { SOCIAL_TOPIC, type SocialEvent } from '@castie/contracts';
-import { collectionSpec, DuplicateKeyError, type DocumentStore, type Projection } from '@castie/platform';
+import { collectionSpec, DuplicateKeyError, updateOnce, type Doc, type DocumentStore, type LogRecord, type Projection } from '@castie/platform';
 
 /**
  * What two people are to each other (ids sorted into `users`): a pending request, friends, or
@@ -7,8 +7,7 @@ import { collectionSpec, DuplicateKeyError, type DocumentStore, type Projection 
  * deleted) so that they remember the stream version they applied: an old event delivered again
  * cannot bring an ended friendship back.
  */
-export interface FriendshipDoc {
-  _id: string;
+export interface FriendshipDoc extends Doc {
   users: [string, string];
   status: 'requested' | 'friends' | 'none';
   /** Who sent the request. */
@@ -22,6 +21,12 @@ export interface FriendshipDoc {
 
 /** Indexed by each of the two people (multikey). */
 export const FRIENDSHIPS = collectionSpec<FriendshipDoc>({ name: 'friendships', arrays: ['users'], indexes: [{ keys: { users: 1 } }] });
+
+/** A person's frodads, one document per person (`_id`: the person's id): "who are my frodads" in one read. */
+export interface FrodadListDoc extends Doc {
+  friends: string[];
+}
+export const FRODAD_LISTS = collectionSpec<FrodadListDoc>({ name: 'frodad_lists', arrays: ['friends'] });
 export const pairId = (a: string, b: string): string => (a < b ? `${a}-${b}` : `${b}-${a}`);
 
 /**
@@ -31,8 +36,10 @@ export const pairId = (a: string, b: string): string => (a < b ? `${a}-${b}` : `
  */
 export function friendshipsProjection(store: DocumentStore): Projection {
   const friendships = store.collection(FRIENDSHIPS);
+  const lists = store.collection(FRODAD_LISTS);
 
-  async function write(doc: FriendshipDoc): Promise<void> {
+  /** Writes the pair's new state unless a newer one is there, and both people's frodad lists. */
+  async function write(doc: FriendshipDoc, record: LogRecord): Promise<void> {
     const { _id, ...fields } = doc;
     try {
       await friendships.updateOne({ _id, $or: [{ version: { $exists: false } }, { version: { $lt: doc.version } }] }, { $set: fields }, { upsert: true });
@@ -40,14 +47,21 @@ export function friendshipsProjection(store: DocumentStore): Projection {
       // The document exists at this version or a newer one: nothing to do.
       if (!(error instanceof DuplicateKeyError)) throw error;
     }
+    // The lists follow the pair's current state, whatever this event said (a newer one may be there).
+    const now = await friendships.findOne({ _id });
+    const friends = now?.status === 'friends';
+    for (const [me, other] of [doc.users, [doc.users[1], doc.users[0]]] as const) {
+      if (friends) await updateOnce(lists, me, record, { $addToSet: { friends: other } });
+      else await updateOnce(lists, me, record, { $pull: { friends: other } }, { upsert: false });
+    }
   }
 
   return {
     name: 'friendships',
-    version: 1,
+    version: 2,
     topics: [SOCIAL_TOPIC],
-    collections: [FRIENDSHIPS],
-    async apply(event, envelope) {
+    collections: [FRIENDSHIPS, FRODAD_LISTS],
+    async apply(event, envelope, record) {
       const e = event as SocialEvent;
       const at = { since: envelope.occurredAt, version: envelope.streamVersion };
       switch (e.type) {
@@ -56,11 +70,11 @@ export function friendshipsProjection(store: DocumentStore): Projection {
         case 'FrodadRequestRejected': {
           const { fromId, toId } = e.data;
           const status = e.type === 'FrodadRequested' ? 'requested' : e.type === 'FrodadRequestAccepted' ? 'friends' : 'none';
-          return write({ _id: pairId(fromId, toId), users: [fromId, toId].sort() as [string, string], status, fromId, toId, ...at });
+          return write({ _id: pairId(fromId, toId), users: [fromId, toId].sort() as [string, string], status, fromId, toId, ...at }, record);
         }
         case 'FrodadRemoved': {
           const { byId, otherId } = e.data;
-          return write({ _id: pairId(byId, otherId), users: [byId, otherId].sort() as [string, string], status: 'none', fromId: byId, toId: otherId, ...at });
+          return write({ _id: pairId(byId, otherId), users: [byId, otherId].sort() as [string, string], status: 'none', fromId: byId, toId: otherId, ...at }, record);
         }
         default: {
           const unknown: never = e;

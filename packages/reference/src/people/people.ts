@@ -1,6 +1,6 @@
 import { apiDate, apiTime, DomainError, IDENTITY_TOPIC, levelFor, messages, titleFor, type FriendStatus, type Frodad, type ProfileInfo } from '@castie/contracts';
 import type { DocumentStore, ReadModels } from '@castie/platform';
-import { FRIENDSHIPS, pairId } from './friendships-projection.ts';
+import { FRIENDSHIPS, FRODAD_LISTS, pairId } from './friendships-projection.ts';
 import { PEOPLE, type PersonDoc } from './people-projection.ts';
 import { searchPeople } from './search.ts';
 
@@ -14,6 +14,7 @@ export const percentCorrect = (p: Pick<PersonDoc, 'answered' | 'correct'>): numb
 export class People {
   readonly #people;
   readonly #friendships;
+  readonly #lists;
 
   /**
    * `readModels` (optional): the service's read models, asked to catch up with the identity topic
@@ -27,6 +28,7 @@ export class People {
   ) {
     this.#people = store.collection(PEOPLE);
     this.#friendships = store.collection(FRIENDSHIPS);
+    this.#lists = store.collection(FRODAD_LISTS);
   }
 
   byId(userId: string): Promise<PersonDoc | null> {
@@ -73,8 +75,7 @@ export class People {
 
   /** Ids of a person's frodads (friends), deleted ones included: filter with activeByIds to show. */
   async friendIds(userId: string): Promise<string[]> {
-    const docs = await this.#friendships.find({ users: userId, status: 'friends' });
-    return docs.map((d) => (d.users[0] === userId ? d.users[1] : d.users[0]));
+    return (await this.#lists.findOne({ _id: userId }))?.friends ?? [];
   }
 
   /** Pending requests a person received and sent, newest first (deleted people included: filter to show). */

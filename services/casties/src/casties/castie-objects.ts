@@ -2,7 +2,7 @@ import { apiDate, apiTime, castieAnswerable, castieEnded, type CastieObject, typ
 import type { Clock, Collection } from '@castie/platform';
 import type { People, PersonDoc } from '@castie/reference';
 import { commentCounts, type CommentCountDoc } from '../comments/read-model.ts';
-import { forecastDocId, type ForecastDoc } from '../forecasting/read-model.ts';
+import { forecastDocId, frodadsWhoForecast, type ForecasterDoc, type ForecastDoc, type RosterDoc } from '../forecasting/read-model.ts';
 import { writeInMatches } from './decider.ts';
 import type { CastieView } from './read-model.ts';
 
@@ -33,6 +33,8 @@ export class CastieObjects {
     private readonly deps: {
       views: Collection<CastieView>;
       forecasts: Collection<ForecastDoc>;
+      rosters: Collection<RosterDoc>;
+      forecasters: Collection<ForecasterDoc>;
       commentCounts: Collection<CommentCountDoc>;
       people: People;
       timeZone: string;
@@ -103,27 +105,22 @@ export class CastieObjects {
     const ids = views.map((v) => v._id);
     const { people } = this.deps;
     const friendIds = await people.friendIds(requesterId);
-    // Friends' forecasts on the whole page: one query on the (castieId, userId) index.
-    const [mine, friendForecasts, persons, comments] = await Promise.all([
+    // Which frodads forecast which Casties of the page: rosters, not every forecast of the page.
+    const [mine, friendsOnPage, comments] = await Promise.all([
       this.deps.forecasts.find({ _id: { $in: ids.map((id) => forecastDocId(id, requesterId)) } }),
-      friendIds.length === 0 ? Promise.resolve([]) : this.deps.forecasts.find({ castieId: { $in: ids }, userId: { $in: friendIds } }),
-      people.activeByIds([...views.map((v) => v.creatorId), ...friendIds]),
+      frodadsWhoForecast(this.deps, ids, friendIds),
       commentCounts(this.deps.commentCounts, ids),
     ]);
+    // Only the people the page shows: its creators and the frodads who forecast on it.
+    const persons = await people.activeByIds([...views.map((v) => v.creatorId), ...new Set([...friendsOnPage.values()].flat())]);
     const mineBy = new Map(mine.map((f) => [f.castieId, f]));
-    const friendsBy = new Map<string, ForecastDoc[]>();
-    for (const f of friendForecasts) {
-      // A private person's forecasts are theirs alone, friends included (spec: Authentication).
-      if (!persons.has(f.userId) || persons.get(f.userId)!.isPrivate) continue;
-      const list = friendsBy.get(f.castieId) ?? [];
-      list.push(f);
-      friendsBy.set(f.castieId, list);
-    }
+    // A private person's forecasts are theirs alone, friends included (spec: Authentication).
+    const shown = (userId: string) => persons.has(userId) && !persons.get(userId)!.isPrivate;
     const out: Record<string, CastieObject> = {};
     for (const view of views) {
-      const friends = friendsBy.get(view._id) ?? [];
+      const friends = (friendsOnPage.get(view._id) ?? []).filter(shown);
       const core = this.core(view, persons.get(view.creatorId), mineBy.get(view._id), friends.length, comments.get(view._id) ?? 0, now);
-      out[view._id] = { ...core, friendPics: friends.map((f) => persons.get(f.userId)?.profPic ?? ''), ...(options.forecastOptions ? { forecast_options: core.forecasts } : {}) };
+      out[view._id] = { ...core, friendPics: friends.map((id) => persons.get(id)?.profPic ?? ''), ...(options.forecastOptions ? { forecast_options: core.forecasts } : {}) };
     }
     return out;
   }
@@ -133,12 +130,14 @@ export class CastieObjects {
     const now = this.deps.clock.now();
     const { people } = this.deps;
     const friendIds = await people.friendIds(requesterId);
-    const [mine, friendForecasts, persons, comments] = await Promise.all([
+    const [mine, friendsOnIt, persons, comments] = await Promise.all([
       this.deps.forecasts.findOne({ _id: forecastDocId(view._id, requesterId) }),
-      friendIds.length === 0 ? Promise.resolve([]) : this.deps.forecasts.find({ castieId: view._id, userId: { $in: friendIds } }),
+      frodadsWhoForecast(this.deps, [view._id], friendIds),
       people.activeByIds([view.creatorId, ...friendIds]),
       commentCounts(this.deps.commentCounts, [view._id]),
     ]);
+    const forecasters = friendsOnIt.get(view._id) ?? [];
+    const friendForecasts = forecasters.length === 0 ? [] : await this.deps.forecasts.find({ _id: { $in: forecasters.map((id) => forecastDocId(view._id, id)) } });
     const ended = castieEnded(view, now);
     const friendly = friendForecasts.filter((f) => persons.has(f.userId) && !persons.get(f.userId)!.isPrivate);
     const friendMap: DetailedCastie['friendForecasts'] = {};

@@ -1,5 +1,5 @@
 import { CASTIES_TOPIC, type CastieEvent } from '@castie/contracts';
-import { collectionSpec, updateOnce, type Doc, type DocumentStore, type Projection } from '@castie/platform';
+import { collectionSpec, updateOnce, type Collection, type Doc, type DocumentStore, type Projection } from '@castie/platform';
 
 /** One forecast (by Castie, by user), scored once its Castie is answered. `_id`: see forecastDocId. */
 export interface ForecastDoc extends Doc {
@@ -16,37 +16,125 @@ export interface ForecastDoc extends Doc {
 }
 
 /**
- * Indexes: a Castie's forecasts, by user (friends' forecasts on a page of Casties, in one query;
- * every forecast when the answer is scored); a person's forecasts newest first (profile stats);
- * a person's forecasts in a group (group accuracy).
+ * Who forecast a Castie, compactly: the forecasters' numbers (see ForecasterDoc), 8 hex digits
+ * each, in the order they forecast. A page of Casties finds its viewer's frodads among them in
+ * memory instead of scanning every forecast of every Casty on the page (`_id`: the Castie's uuid).
+ */
+export interface RosterDoc extends Doc {
+  forecasters: string;
+}
+
+/** A forecaster's number in rosters, given at their first forecast (`_id`: the user's id). */
+export interface ForecasterDoc extends Doc {
+  n: number;
+}
+
+/** The next forecaster number (one document, `_id` 'next'). */
+interface CounterDoc extends Doc {
+  next: number;
+}
+
+/**
+ * Indexes: a Castie's forecasts by user (every forecast when the answer is scored, a frodad's
+ * forecast on one Castie); a person's forecasts newest first (profile stats, group accuracy).
  */
 export const FORECASTS = collectionSpec<ForecastDoc>({
   name: 'castie_forecasts',
   indexes: [{ keys: { castieId: 1, userId: 1 } }, { keys: { userId: 1, placedAt: -1, _id: -1 } }],
 });
+export const ROSTERS = collectionSpec<RosterDoc>({ name: 'castie_rosters' });
+export const FORECASTERS = collectionSpec<ForecasterDoc>({ name: 'castie_forecasters' });
+const COUNTER = collectionSpec<CounterDoc>({ name: 'castie_forecaster_counter' });
 
 export const forecastDocId = (castieId: string, userId: string): string => `${castieId}:${userId}`;
 
-/** The forecasts read model, fed by the casties topic (placed forecasts, and their scores once answered). */
+const NUMBER_DIGITS = 8;
+const encodeNumber = (n: number): string => n.toString(16).padStart(NUMBER_DIGITS, '0');
+
+/**
+ * The forecasts read model, fed by the casties topic: placed forecasts, their scores once
+ * answered, and each Castie's roster of forecasters.
+ */
 export function forecastsProjection(store: DocumentStore): Projection {
   const forecasts = store.collection(FORECASTS);
+  const rosters = store.collection(ROSTERS);
+  const forecasters = store.collection(FORECASTERS);
+  const counter = store.collection(COUNTER);
+
+  /** The user's number, given now when this is their first forecast. */
+  async function numberOf(userId: string, record: Parameters<Projection['apply']>[2]): Promise<number> {
+    const known = await forecasters.findOne({ _id: userId });
+    if (known) return known.n;
+    // Guarded by the record: redelivered, it does not count twice, and gives the same number.
+    await updateOnce(counter, 'next', record, { $inc: { next: 1 } });
+    const n = (await counter.findOne({ _id: 'next' }))!.next;
+    await forecasters.updateOne({ _id: userId }, { $setOnInsert: { n } }, { upsert: true });
+    return (await forecasters.findOne({ _id: userId }))!.n;
+  }
+
   return {
     name: 'forecasts',
-    version: 1,
+    version: 2,
     topics: [CASTIES_TOPIC],
-    collections: [FORECASTS],
+    collections: [FORECASTS, ROSTERS, FORECASTERS, COUNTER],
     async apply(event, _envelope, record) {
       const e = event as CastieEvent;
       if (e.type === 'ForecastPlaced') {
         const d = e.data;
-        await updateOnce(forecasts, forecastDocId(d.castieId, d.userId), record, {
+        const placed = await updateOnce(forecasts, forecastDocId(d.castieId, d.userId), record, {
           $set: { castieId: d.castieId, groupSlug: d.groupSlug, userId: d.userId, forecastId: d.forecastId, answerId: d.answerId, text: d.text, placedAt: d.placedAt },
           $setOnInsert: { correct: null, points: 0 },
         });
+        if (!placed) return;
+        const number = encodeNumber(await numberOf(d.userId, record));
+        const roster = (await rosters.findOne({ _id: d.castieId }))?.forecasters ?? '';
+        if (!includesNumber(roster, number)) await updateOnce(rosters, d.castieId, record, { $set: { forecasters: roster + number } });
       } else if (e.type === 'CastieAnswered') {
         // A score may arrive before its forecast (another partition): the forecast fills in the rest.
         for (const s of e.data.scores) await updateOnce(forecasts, forecastDocId(e.data.castieId, s.userId), record, { $set: { correct: s.correct, points: s.points } });
       }
     },
   };
+}
+
+function includesNumber(roster: string, number: string): boolean {
+  for (let i = roster.indexOf(number); i >= 0; i = roster.indexOf(number, i + 1)) if (i % NUMBER_DIGITS === 0) return true;
+  return false;
+}
+
+/**
+ * Which of a viewer's frodads forecast each Castie of a page: two indexed lookups (the frodads'
+ * numbers, the Casties' rosters) and a pass over the rosters in memory, whatever the number of
+ * forecasts on the page.
+ */
+export async function frodadsWhoForecast(
+  collections: { rosters: Collection<RosterDoc>; forecasters: Collection<ForecasterDoc> },
+  castieIds: readonly string[],
+  friendIds: readonly string[],
+): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (castieIds.length === 0 || friendIds.length === 0) return out;
+  const [numbers, rosters] = await Promise.all([collections.forecasters.find({ _id: { $in: [...friendIds] } }), collections.rosters.find({ _id: { $in: [...castieIds] } })]);
+  if (numbers.length === 0) return out;
+  const friendByNumber = new Map(numbers.map((f) => [f.n, f._id]));
+  // A bitmap over the frodads' numbers answers "is this a frodad" without a lookup per forecaster.
+  let min = Infinity;
+  let max = -Infinity;
+  for (const { n } of numbers) {
+    if (n < min) min = n;
+    if (n > max) max = n;
+  }
+  const bits = new Uint8Array(((max - min) >> 3) + 1);
+  for (const { n } of numbers) bits[(n - min) >> 3]! |= 1 << ((n - min) & 7);
+  for (const roster of rosters) {
+    const packed = Buffer.from(roster.forecasters, 'hex');
+    let found: string[] | undefined;
+    for (let i = 0; i + 4 <= packed.length; i += 4) {
+      const n = packed.readUInt32BE(i);
+      if (n < min || n > max || (bits[(n - min) >> 3]! & (1 << ((n - min) & 7))) === 0) continue;
+      (found ??= []).push(friendByNumber.get(n)!);
+    }
+    if (found) out.set(roster._id, found);
+  }
+  return out;
 }
