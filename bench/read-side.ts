@@ -1,0 +1,149 @@
+// The read side on a realistic history, measured as a user and an operator meet it:
+//   - first start on a data directory without read models (every read model built from the log):
+//     time to first answer and events per second;
+//   - restart on the same directory: time to first answer;
+//   - server memory (RSS) after load;
+//   - GET /api/home/following/ for the user with the most frodads: in the casties service
+//     (p50/p99 of inject, no gateway), and through the gateway over HTTP against a bare Fastify
+//     process sending the same bytes (requests/s at 10 connections, ratio; p99 at 50).
+// Every figure is measured for this checkout and, with --compare <dir>, for another checkout of
+// the code (e.g. a worktree of an older commit) on the same seeded data, in the same run.
+//
+// npm run bench -- read-side [--compare <checkout>] [--data <seeded dir>] [--users 10000
+//   --groups 200 --casties 20000 --forecasts 500000 --friends 30] [--seconds 5]
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createFileEventLog } from '../packages/platform/src/embedded/file-event-log.ts';
+import { load, memoryOf, startBareFastify, startCastie, type Load } from './support/processes.ts';
+
+const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const flag = (name: string, fallback: string): string => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
+};
+const sizes = { users: flag('users', '10000'), groups: flag('groups', '200'), casties: flag('casties', '20000'), forecasts: flag('forecasts', '500000'), friends: flag('friends', '30') };
+const seconds = Number(flag('seconds', '5'));
+const compare = args.includes('--compare') ? resolve(flag('compare', '')) : null;
+const HUB = 'seed0';
+const PASSWORD = 'seed-password';
+const auth = { authorization: `Basic ${Buffer.from(`${HUB}@example.com:${PASSWORD}`).toString('base64')}` };
+const say = (line: string) => process.stderr.write(`read-side: ${line}\n`);
+
+// 1. The history: seeded once per size, kept under .tmp/bench for the next runs.
+const dataDir = resolve(flag('data', join(here, '.tmp', 'bench', `read-side-${Object.values(sizes).join('-')}`)));
+if (!existsSync(join(dataDir, 'log'))) {
+  say(`seeding ${dataDir} (once)`);
+  mkdirSync(dataDir, { recursive: true });
+  const seeded = spawnSync(process.execPath, ['--import', 'tsx', join(here, 'packages/system/src/seed/cli.ts'), '--data-dir', dataDir, ...Object.entries(sizes).flatMap(([k, v]) => [`--${k}`, v])], { cwd: here, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (seeded.status !== 0) throw new Error('seeding failed');
+}
+const log = await createFileEventLog({ dir: join(dataDir, 'log') });
+let events = 0;
+for (const topic of ['identity', 'identity-logins', 'groups', 'casties', 'social', 'notifications']) events += (await log.endOffsets(topic)).get(0) ?? 0;
+await log.close();
+
+interface Figures {
+  label: string;
+  firstStartMs: number;
+  rebuildEventsPerSecond: number;
+  perService: string[];
+  restartMs: number;
+  restartReportedMs: number | null;
+  rssMb: number;
+  peakMb: number;
+  inService: { p50: number; p99: number; bytes: number };
+  gateway10: Load;
+  bare10: Load;
+  gateway50: Load;
+  bare50: Load;
+}
+
+/** A copy of the history without read models (or stream indexes): what a fresh install starts from. */
+function freshCopy(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'castie-read-side-'));
+  cpSync(join(dataDir, 'log'), join(dir, 'log'), { recursive: true, filter: (src) => !src.endsWith('.db') && !src.endsWith('-wal') && !src.endsWith('-shm') });
+  return dir;
+}
+
+async function measure(label: string, root: string): Promise<Figures> {
+  const dir = freshCopy();
+  try {
+    say(`${label}: first start on ${events.toLocaleString('en')} events (read models built from the log)`);
+    const first = await startCastie(root, dir);
+    const perService = first.lines.filter((l) => typeof l.msg === 'string' && / rebuilt /.test(l.msg)).map((l) => String(l.msg));
+    const warm = await fetch(`http://127.0.0.1:${first.port}/api/home/following/`, { headers: auth });
+    if (warm.status !== 200) throw new Error(`${label}: GET /api/home/following/ as ${HUB} answered ${warm.status}: ${(await warm.text()).slice(0, 200)}`);
+    const body = Buffer.from(await warm.arrayBuffer());
+    const bare = await startBareFastify(root, body, warm.headers.get('content-type') ?? 'application/json');
+    const url = (port: number) => `http://127.0.0.1:${port}/api/home/following/`;
+    say(`${label}: load, ${seconds} s per row`);
+    await load(url(first.port), { connections: 10, seconds: 2, headers: auth });
+    const gateway10 = await load(url(first.port), { connections: 10, seconds, headers: auth });
+    const bare10 = await load(url(bare.port), { connections: 10, seconds });
+    const gateway50 = await load(url(first.port), { connections: 50, seconds, headers: auth });
+    const bare50 = await load(url(bare.port), { connections: 50, seconds });
+    const memory = memoryOf(first.pid);
+    await bare.stop();
+    await first.stop();
+
+    say(`${label}: restart on the same data directory`);
+    const second = await startCastie(root, dir);
+    await second.stop();
+
+    say(`${label}: in the service`);
+    const out = execFileSync(process.execPath, ['--import', 'tsx', join(here, 'bench/support/in-service.ts'), root, dir, HUB, PASSWORD, '500'], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 20 });
+    const inService = JSON.parse(out.trim().split('\n').at(-1)!) as Figures['inService'];
+    return {
+      label,
+      firstStartMs: first.firstAnswerMs,
+      rebuildEventsPerSecond: events / (first.firstAnswerMs / 1000),
+      perService,
+      restartMs: second.firstAnswerMs,
+      restartReportedMs: second.reportedStartMs,
+      rssMb: memory.rssMb,
+      peakMb: memory.peakMb,
+      inService,
+      gateway10,
+      bare10,
+      gateway50,
+      bare50,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const runs: Figures[] = [];
+if (compare) runs.push(await measure(`before (${compare})`, compare));
+runs.push(await measure('this checkout', here));
+
+const f0 = (n: number) => Math.round(n).toLocaleString('en');
+const f1 = (n: number) => n.toFixed(1);
+const f2 = (n: number) => n.toFixed(2);
+const rows: [string, (r: Figures) => string][] = [
+  ['first start, no read models: to first answer (s)', (r) => f1(r.firstStartMs / 1000)],
+  ['  = events applied per second (whole system)', (r) => f0(r.rebuildEventsPerSecond)],
+  ['restart, read models kept: to first answer (s)', (r) => f1(r.restartMs / 1000)],
+  ['  of which the server itself (s)', (r) => (r.restartReportedMs === null ? '-' : f2(r.restartReportedMs / 1000))],
+  ['server RSS after load (MB)', (r) => f0(r.rssMb)],
+  ['server peak RSS (MB)', (r) => f0(r.peakMb)],
+  [`home following in the service, p50 (ms)`, (r) => f2(r.inService.p50)],
+  [`home following in the service, p99 (ms)`, (r) => f2(r.inService.p99)],
+  ['response size (KB)', (r) => f1(r.inService.bytes / 1024)],
+  ['through the gateway, 10 conn: req/s', (r) => f0(r.gateway10.requestsPerSecond)],
+  ['bare Fastify, same bytes, 10 conn: req/s', (r) => f0(r.bare10.requestsPerSecond)],
+  ['  ratio gateway / bare', (r) => f2(r.gateway10.requestsPerSecond / r.bare10.requestsPerSecond)],
+  ['through the gateway, 50 conn: p50 / p99 (ms)', (r) => `${f0(r.gateway50.p50)} / ${f0(r.gateway50.p99)}`],
+  ['  errors + timeouts, non-2xx', (r) => `${r.gateway50.errors + r.gateway10.errors}, ${r.gateway50.non2xx + r.gateway10.non2xx}`],
+  ['bare Fastify, 50 conn: p50 / p99 (ms)', (r) => `${f0(r.bare50.p50)} / ${f0(r.bare50.p99)}`],
+];
+process.stdout.write(`\nread side on ${dataDir}: ${events.toLocaleString('en')} events (${Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(', ')}); user ${HUB}\n\n`);
+const width = Math.max(...rows.map(([name]) => name.length)) + 2;
+const col = 24;
+process.stdout.write(`${''.padEnd(width)}${runs.map((r) => (r.label.length > col - 2 ? `${r.label.slice(0, col - 5)}...` : r.label).padStart(col)).join('')}\n`);
+for (const [name, value] of rows) process.stdout.write(`${name.padEnd(width)}${runs.map((r) => value(r).padStart(col)).join('')}\n`);
+for (const r of runs) if (r.perService.length > 0) process.stdout.write(`\n${r.label}, rebuild per service:\n${r.perService.map((l) => `  ${l}`).join('\n')}\n`);

@@ -1,0 +1,152 @@
+// Benchmarks' child processes: a Castie server started from any checkout of the code (so two
+// versions are measured side by side on the same data), a bare Fastify server that sends fixed
+// bytes (the wire limit a route is compared with), and load from autocannon.
+import autocannon from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+/** A free TCP port on loopback. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as { port: number }).port;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** Resident and peak memory of a process, in MB (Linux /proc). */
+export function memoryOf(pid: number): { rssMb: number; peakMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+}
+
+export interface RunningServer {
+  port: number;
+  pid: number;
+  /** From spawn to the first HTTP answer, in ms. */
+  firstAnswerMs: number;
+  /** What the server itself reported as its start time (after its code was loaded), in ms. */
+  reportedStartMs: number | null;
+  /** pino lines the server printed (JSON, parsed). */
+  lines: Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+/** GET a URL; resolves with the status (any status means the server answers). */
+async function statusOf(url: string): Promise<number | null> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+    await res.arrayBuffer();
+    return res.status;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Starts `packages/system/src/main.ts` of the checkout at `root` on `dataDir` (plain `node` with
+ * tsx, as `npm start` runs it) and resolves once it answers HTTP.
+ */
+export async function startCastie(root: string, dataDir: string, env: Record<string, string> = {}): Promise<RunningServer> {
+  const port = await freePort();
+  const started = performance.now();
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'packages/system/src/main.ts')], {
+    cwd: root,
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ADMIN_TOKEN: 'bench-admin-token-0123456789', SECRET: 'bench-secret-0123456789abcdef', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Record<string, unknown>[] = [];
+  let buffered = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    buffered += chunk;
+    for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      try {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        // not a log line
+      }
+    }
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
+  const exited = once(child, 'exit');
+  let firstAnswerMs = 0;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the server at ${root} exited with ${child.exitCode}: ${stderr}`);
+    if ((await statusOf(`http://127.0.0.1:${port}/api/groups/`)) !== null) {
+      firstAnswerMs = performance.now() - started;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const listening = lines.find((l) => typeof l.msg === 'string' && l.msg.includes('is listening'));
+  return {
+    port,
+    pid: child.pid!,
+    firstAnswerMs,
+    reportedStartMs: typeof listening?.ms === 'number' ? listening.ms : null,
+    lines,
+    async stop() {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * A bare Fastify server in its own process that answers every GET with `body` (same length and
+ * content type as the route it stands for): what the hardware allows for those bytes.
+ */
+export async function startBareFastify(root: string, body: Buffer, contentType: string): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
+  const port = await freePort();
+  const script = `
+    const { createRequire } = require('node:module');
+    const req = createRequire(${JSON.stringify(join(root, 'packages/platform/package.json'))});
+    const fastify = req('fastify')({ logger: false });
+    const body = Buffer.from(${JSON.stringify(body.toString('base64'))}, 'base64');
+    fastify.get('/*', (request, reply) => { reply.header('content-type', ${JSON.stringify(contentType)}); reply.send(body); });
+    fastify.listen({ port: ${port}, host: '127.0.0.1' }).then(() => process.stdout.write('ready\\n'));
+  `;
+  const child = spawn(process.execPath, ['-e', script], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+  return {
+    port,
+    pid: child.pid!,
+    async stop() {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+
+export interface Load {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  bytesPerRequest: number;
+}
+
+/** autocannon against one URL: `connections` clients for `seconds`. */
+export async function load(url: string, options: { connections: number; seconds: number; headers?: Record<string, string> }): Promise<Load> {
+  const result = await autocannon({ url, connections: options.connections, duration: options.seconds, headers: options.headers ?? {}, timeout: 10 });
+  return {
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    bytesPerRequest: result.requests.total > 0 ? result.throughput.total / result.requests.total : 0,
+  };
+}
