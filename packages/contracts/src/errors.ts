@@ -22,6 +22,8 @@ export const errorStatus = {
   improper_frodad_response: 400,
   not_allowed: 400,
   payload_too_large: 400,
+  headers_too_large: 431,
+  too_many_requests: 429,
   server_error: 500,
 } as const;
 export type ErrorType = keyof typeof errorStatus;

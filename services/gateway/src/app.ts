@@ -1,5 +1,5 @@
 import { DomainError, internalHeaders, messages, type ServiceName } from '@castie/contracts';
-import { errorBody, frameworkErrors, installErrorHandler, parsePositions, type Cache, type ManualClock, type MediaStore } from '@castie/platform';
+import { clientErrors, errorBody, frameworkErrors, installErrorHandler, installJsonParser, parsePositions, refuseDotSegments, type Cache, type ManualClock, type MediaStore } from '@castie/platform';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -41,9 +41,12 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     exposeHeadRoutes: false,
     bodyLimit: 1024 * 1024,
     frameworkErrors,
+    clientErrorHandler: clientErrors,
     trustProxy: true,
   }) as unknown as FastifyInstance;
   installErrorHandler(app);
+  installJsonParser(app);
+  refuseDotSegments(app);
   await app.register(formbody);
   await app.register(multipart, { limits: { fileSize: maxUploadBytes, files: 4, fields: 100, fieldSize: 64 * 1024 } });
   const sessions = new SessionPositions(deps.cache);

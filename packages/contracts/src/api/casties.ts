@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { endpoint, ok } from './endpoint.ts';
-import { formBoolean, repeated, text } from './form.ts';
+import { formBoolean, line, paragraph, repeated, text, textLimits } from './form.ts';
 import { GroupObjectSchema } from './groups.ts';
 import { HandleParams, profileResponse } from './people.ts';
 
@@ -153,9 +153,9 @@ export const castiesApi = {
       poll_type: text().pipe(z.enum(['Open', 'Regular'], { error: 'must be Open or Regular' })),
       closes_on_date: z.string().optional(),
       closes_on_time: z.string().optional(),
-      question: text().pipe(z.string().min(1, 'must not be empty').max(castieRules.questionMax, `must have at most ${castieRules.questionMax} characters`)),
+      question: paragraph(castieRules.questionMax).pipe(z.string().min(1, 'must not be empty')),
       answer_type: text().pipe(z.enum(['Set answer options', 'Write-in answers'], { error: 'must be "Set answer options" or "Write-in answers"' })),
-      answer_option: repeated(z.string()),
+      answer_option: repeated(line(textLimits.answerOption)).pipe(z.array(z.string()).max(textLimits.answerOptions, `must be at most ${textLimits.answerOptions} options`)),
       display_created_by: formBoolean,
     }),
     response: ok({ castie: z.string(), castie_uuid: z.string() }),
@@ -181,7 +181,8 @@ export const castiesApi = {
     service: 'casties',
     access: 'user',
     params: uuidParams,
-    body: z.object({ forecast_text: z.string().optional(), answer_id: loose }),
+    invalidAs: 'cannot_forecast',
+    body: z.object({ forecast_text: line(textLimits.forecastText).optional(), answer_id: loose }),
     response: ok({ message: z.string(), castie_uuid: z.string(), answer_id: z.number().int().nullable(), user_forecast_text: z.string() }),
   }),
   answerView: endpoint({
@@ -207,7 +208,7 @@ export const castiesApi = {
     service: 'casties',
     access: 'user',
     params: uuidParams,
-    body: z.object({ keyword: z.string().optional(), answer_id: loose }),
+    body: z.object({ keyword: line(textLimits.keyword).optional(), answer_id: loose }),
     response: ok({ castie: DetailedCastieSchema }),
   }),
   comments: endpoint({
@@ -224,7 +225,8 @@ export const castiesApi = {
     service: 'casties',
     access: 'user',
     params: uuidParams,
-    body: z.object({ commentText: z.string().optional() }),
+    invalidAs: 'comment_not_created',
+    body: z.object({ commentText: paragraph(castieRules.commentMax).optional() }),
     response: ok({ handle: z.string(), commentText: z.string(), comment: z.string(), commentUUID: z.string(), castieUUID: z.string() }),
   }),
   deleteComment: endpoint({
@@ -271,7 +273,7 @@ export const castiesApi = {
     paths: ['/api/search/casties/'],
     service: 'casties',
     access: 'user',
-    query: z.object({ q: z.string({ error: 'is required' }), ...page }),
+    query: z.object({ q: line(textLimits.searchQuery), ...page }),
     response: ok({ search_results: castiesList, ...pageInfo }),
   }),
   myCasties: endpoint({

@@ -5,17 +5,19 @@ import { z } from 'zod';
  * schemas accept both, the way clients of the original app send them.
  */
 
-const TRUE = new Set(['true', 'True', 'TRUE', '1', 'on', 'yes']);
-const FALSE = new Set(['false', 'False', 'FALSE', '0', 'off', 'no', '']);
+const TRUE = new Set(['true', 'True', 'TRUE', '1', 'on']);
+const FALSE = new Set(['false', 'False', 'FALSE', '0', 'off']);
 
-/** A boolean sent as true/false/True/False/1/0/on (or a JSON boolean). */
+/**
+ * A boolean sent as true/false/True/False/1/0/on/off (decisions.md), or a JSON boolean, or the
+ * JSON numbers 1 and 0. Anything else (an empty string, 123, 1.5, "yes") is refused.
+ */
 export const formBoolean = z.preprocess((v) => {
   if (typeof v === 'boolean') return v;
-  if (typeof v === 'number') return v !== 0;
+  if (v === 1 || v === 0) return v === 1;
   if (typeof v === 'string') {
-    const s = v.trim();
-    if (TRUE.has(s)) return true;
-    if (FALSE.has(s)) return false;
+    if (TRUE.has(v)) return true;
+    if (FALSE.has(v)) return false;
   }
   return v;
 }, z.boolean({ error: 'must be true or false' }));
@@ -28,6 +30,44 @@ export const repeated = <T extends z.ZodType>(item: T) => z.preprocess((v) => (v
 
 /** A required text field; trimmed. */
 export const text = () => z.string({ error: 'is required' }).trim();
+
+/** Control characters: never in one-line values; in paragraphs, only line breaks and tabs pass. */
+const CONTROL_IN_LINE = /[\u0000-\u001f\u007f]/;
+const CONTROL_IN_PARAGRAPH = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+
+/** Text limits of the second version (decisions.md), in characters. */
+export const textLimits = {
+  forecastText: 200,
+  keyword: 200,
+  answerOption: 200,
+  answerOptions: 20,
+  name: 50,
+  place: 100,
+  groupText: 2000,
+  searchQuery: 200,
+  passwordMin: 4,
+  passwordMax: 256,
+} as const;
+
+const bounded = (max: number, control: RegExp) =>
+  z
+    .string()
+    .max(max, `must have at most ${max} characters`)
+    .refine((s) => !control.test(s), 'must not contain control characters');
+
+/** One line of text (a name, an answer option, a search): trimmed, at most `max` characters, no control characters. */
+export const line = (max: number) => text().pipe(bounded(max, CONTROL_IN_LINE));
+
+/** Text that may have several lines (a question, a comment, a group's texts): line breaks allowed, other control characters not. */
+export const paragraph = (max: number) => text().pipe(bounded(max, CONTROL_IN_PARAGRAPH));
+
+/** A password: 4 to 256 characters as typed (not trimmed), no control characters. */
+export const passwordText = () =>
+  z
+    .string({ error: 'is required' })
+    .min(textLimits.passwordMin, `must have at least ${textLimits.passwordMin} characters`)
+    .max(textLimits.passwordMax, `must have at most ${textLimits.passwordMax} characters`)
+    .refine((s) => !CONTROL_IN_LINE.test(s), 'must not contain control characters');
 
 /**
  * An uploaded file as the gateway forwards it: the gateway has checked the bytes and stored them

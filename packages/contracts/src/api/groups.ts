@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { endpoint, ok } from './endpoint.ts';
-import { formBoolean, formInt, text, UploadRefSchema } from './form.ts';
+import { formBoolean, formInt, line, paragraph, text, textLimits, UploadRefSchema } from './form.ts';
 import { FrodadSchema, HandleParams, profileResponse } from './people.ts';
 
 /** A group slug: lowercase letters, digits and dashes (not starting or ending with a dash). */
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-export const groupRules = { slugMax: 50, nameMax: 80, infoMax: 1000, deniedMessageMax: 2000, searchDefault: 100, searchMax: 500 } as const;
+export const groupRules = { slugMax: 50, nameMax: 80, infoMax: textLimits.groupText, deniedMessageMax: textLimits.groupText, searchDefault: 100, searchMax: 500 } as const;
 
 /** A slug as operators choose it at creation: validated, never normalised behind their back. */
 export const SlugSchema = text().pipe(
@@ -146,7 +146,7 @@ export const groupsApi = {
     service: 'groups',
     access: 'user',
     query: z.object({
-      q: z.string({ error: 'is required' }),
+      q: line(textLimits.searchQuery),
       limit: formInt.pipe(z.number().min(1, 'must be at least 1').max(groupRules.searchMax, `must be at most ${groupRules.searchMax}`)).default(groupRules.searchDefault),
       before: z.string().optional(),
     }),
@@ -200,10 +200,10 @@ export const groupsAdminApi = {
     invalidAs: 'invalid_request',
     body: z.object({
       slug: SlugSchema,
-      groupName: text().pipe(z.string().min(1, 'is required').max(groupRules.nameMax)),
-      groupInfoText: text().pipe(z.string().max(groupRules.infoMax)),
+      groupName: line(groupRules.nameMax).pipe(z.string().min(1, 'is required')),
+      groupInfoText: paragraph(groupRules.infoMax),
       requiresApproval: formBoolean,
-      accessDeniedMessage: text().pipe(z.string().max(groupRules.deniedMessageMax)),
+      accessDeniedMessage: paragraph(groupRules.deniedMessageMax),
       restrictCreation: formBoolean.optional(),
       groupIcon: UploadRefSchema.optional(),
     }),

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { endpoint, ok } from './endpoint.ts';
-import { formBoolean, text, UploadRefSchema } from './form.ts';
+import { formBoolean, line, passwordText, text, textLimits, UploadRefSchema } from './form.ts';
 
 /** Rules for the values people choose at sign-up and in their profile (spec: Limits). */
 export const rules = {
   passwordMin: 4,
   handleMin: 3,
   handleMax: 30,
-  nameMax: 50,
-  placeMax: 80,
+  nameMax: textLimits.name,
+  placeMax: textLimits.place,
 } as const;
 
 const email = text().toLowerCase().pipe(z.email({ error: 'must be a valid e-mail address' }).max(254));
@@ -26,8 +26,8 @@ const editHandle = text().pipe(
     .regex(/^[\x21-\x7e]+$/, 'must contain only ASCII characters without spaces')
     .refine((h) => !h.includes('@') && !h.includes('/'), 'must contain neither @ nor /'),
 );
-const password = z.string({ error: 'is required' }).min(rules.passwordMin, `must have at least ${rules.passwordMin} characters`).max(256);
-const optionalText = (max: number) => text().pipe(z.string().max(max)).optional();
+const password = passwordText();
+const optionalText = (max: number) => line(max).optional();
 
 export const identityApi = {
   signupEmail: endpoint({
@@ -64,7 +64,7 @@ export const identityApi = {
     access: 'none',
     invalidAs: 'account_not_created',
     uploads: ['profPic'],
-    body: z.object({ handle: text(), email, profPic: UploadRefSchema.optional() }),
+    body: z.object({ handle: line(rules.handleMax), email, profPic: UploadRefSchema.optional() }),
     response: ok({ email: z.string(), handle: z.string(), message: z.string() }),
   }),
   signupIncomplete: endpoint({

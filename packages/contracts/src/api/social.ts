@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { endpoint, ok } from './endpoint.ts';
-import { formInt } from './form.ts';
+import { formInt, line, textLimits } from './form.ts';
 import { FrodadSchema, HandleParams, ListFriendStatusSchema, profileResponse } from './people.ts';
 
 /** Limits of the social service (decisions.md: lists have bounded size). */
@@ -66,7 +66,7 @@ export const socialApi = {
     service: 'social',
     access: 'user',
     query: z.object({
-      q: z.string({ error: 'is required' }),
+      q: line(textLimits.searchQuery),
       limit: formInt.pipe(z.number().min(1, 'must be at least 1').max(socialRules.searchMax, `must be at most ${socialRules.searchMax}`)).default(socialRules.searchDefault),
       /** `next_before` of the previous page: the page goes on after it. */
       before: z.string().optional(),

@@ -1,6 +1,6 @@
 import { internalHeaders } from '@castie/contracts';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { errorBody, frameworkErrors, installErrorHandler } from './errors.ts';
+import { clientErrors, errorBody, frameworkErrors, installErrorHandler, installJsonParser, refuseDotSegments } from './errors.ts';
 import { parsePositions } from './positions.ts';
 import type { ReadModels } from './projections.ts';
 
@@ -24,10 +24,13 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     bodyLimit: 1024 * 1024,
     frameworkErrors,
+    clientErrorHandler: clientErrors,
     // The gateway passes its request id, so one user request reads as one id across services.
     requestIdHeader: 'x-request-id',
   }) as unknown as FastifyInstance;
   installErrorHandler(app);
+  installJsonParser(app);
+  refuseDotSegments(app);
   app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('not_found', `no such endpoint: ${request.method} ${request.url.split('?')[0]}`)));
 
   const gate = options.readModels;

@@ -1,5 +1,7 @@
 import { DomainError, errorStatus, type ErrorBody, type ErrorType } from '@castie/contracts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { z } from 'zod';
 
 /** A request whose parameters failed their schema: becomes missing_request_data (or the endpoint's invalidAs). */
@@ -55,5 +57,75 @@ export function installErrorHandler(app: FastifyInstance): void {
     }
     request.log.error({ err: error }, 'request failed');
     return reply.code(500).send(errorBody('server_error', 'something went wrong on our side. please try again'));
+  });
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (headers over the size limit,
+ * broken framing) answered in the envelope too: pass as the `clientErrorHandler` option.
+ */
+export function clientErrors(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) return;
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const body = JSON.stringify(tooLarge ? errorBody('headers_too_large', 'the request headers are too large') : errorBody('missing_request_data', 'the request could not be read as HTTP'));
+  const status = tooLarge ? 431 : 400;
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/** How deep a JSON body may nest: far more than any request needs, far less than a stack holds. */
+export const MAX_JSON_DEPTH = 32;
+
+/** The depth of the deepest array or object in JSON text (strings skipped), counted without parsing. */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) deepest = Math.max(deepest, ++depth);
+    else if (c === 125 || c === 93) depth--;
+  }
+  return deepest;
+}
+
+/**
+ * JSON bodies through one parser: nesting beyond MAX_JSON_DEPTH and broken JSON are a 400 in the
+ * envelope (a deep body would otherwise overflow the stack later, as a 500).
+ */
+export function installJsonParser(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, {});
+    if (jsonDepth(text) > MAX_JSON_DEPTH) return done(new DomainError('missing_request_data', `the JSON body is nested more than ${MAX_JSON_DEPTH} levels deep`), undefined);
+    try {
+      done(null, JSON.parse(text) as unknown);
+    } catch {
+      done(new DomainError('missing_request_data', 'the body is not valid JSON'), undefined);
+    }
+  });
+}
+
+/**
+ * One reading of a path for the gateway and every service: a `.` or `..` segment, plain or
+ * percent-encoded, never routes (URL parsers would fold it into another path); it is a 404.
+ */
+export function refuseDotSegments(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    for (const segment of path.split('/')) {
+      if (!segment.includes('.') && !segment.includes('%')) continue;
+      let decoded = segment;
+      try {
+        decoded = decodeURIComponent(segment);
+      } catch {
+        continue;
+      }
+      if (decoded === '.' || decoded === '..') return reply.code(404).send(errorBody('not_found', `no such endpoint: ${request.method} ${path}`));
+    }
   });
 }

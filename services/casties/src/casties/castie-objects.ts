@@ -64,7 +64,7 @@ export class CastieObjects {
       }));
   }
 
-  private core(view: CastieView, submitter: PersonDoc | undefined, mine: ForecastDoc | undefined, friendCount: number, comments: number, now: Date) {
+  private core(requesterId: string, view: CastieView, submitter: PersonDoc | undefined, mine: ForecastDoc | undefined, friendCount: number, comments: number, now: Date) {
     const tz = this.deps.timeZone;
     const createdAt = view.createdAt ?? view.lastForecastAt ?? '';
     const last = dateTime(view.lastForecastAt ?? createdAt, tz);
@@ -77,7 +77,8 @@ export class CastieObjects {
       question: view.question,
       groupSlug: view.groupSlug,
       showUsername: view.showUsername,
-      submitter: submitter?.handle ?? '',
+      // A creator who chose not to show their handle is shown to nobody but themselves.
+      submitter: view.showUsername || view.creatorId === requesterId ? (submitter?.handle ?? '') : '',
       createdAtDate: created.date,
       createdAtTime: created.time,
       lastForecastedDate: last.date,
@@ -119,7 +120,7 @@ export class CastieObjects {
     const out: Record<string, CastieObject> = {};
     for (const view of views) {
       const friends = (friendsOnPage.get(view._id) ?? []).filter(shown);
-      const core = this.core(view, persons.get(view.creatorId), mineBy.get(view._id), friends.length, comments.get(view._id) ?? 0, now);
+      const core = this.core(requesterId, view, persons.get(view.creatorId), mineBy.get(view._id), friends.length, comments.get(view._id) ?? 0, now);
       out[view._id] = { ...core, friendPics: friends.map((id) => persons.get(id)?.profPic ?? ''), ...(options.forecastOptions ? { forecast_options: core.forecasts } : {}) };
     }
     return out;
@@ -149,7 +150,7 @@ export class CastieObjects {
         ...(ended && f.correct === true ? { is_correct: true as const } : {}),
       };
     }
-    return { ...this.core(view, persons.get(view.creatorId), mine ?? undefined, friendly.length, comments.get(view._id) ?? 0, now), friendForecasts: friendMap };
+    return { ...this.core(requesterId, view, persons.get(view.creatorId), mine ?? undefined, friendly.length, comments.get(view._id) ?? 0, now), friendForecasts: friendMap };
   }
 
   /** Forecast objects (profile stats, group accuracy) indexed by forecast id, newest first. */

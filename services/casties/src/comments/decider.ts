@@ -13,7 +13,8 @@ export type CommentCommand =
   | { type: 'ReportComment'; reporterId: string };
 
 const notCreated = (message: string) => new DomainError('comment_not_created', message);
-const notFound = () => new DomainError('object_not_found', 'the requested comment could not be found. make sure you are sending a valid commentUUID');
+/** The one answer for a comment that does not exist or that the requester cannot see. */
+export const commentNotFound = () => new DomainError('object_not_found', 'the requested comment could not be found. make sure you are sending a valid commentUUID');
 
 export const commentDecider: Decider<CommentCommand, CastieEvent, CommentState> = {
   initialState: () => ({ status: 'none' }),
@@ -28,11 +29,11 @@ export const commentDecider: Decider<CommentCommand, CastieEvent, CommentState> 
         return [{ type: 'CommentPosted', data: { commentId: command.commentId, castieId: command.castieId, userId: command.userId, text, postedAt: command.now.toISOString() } }];
       }
       case 'DeleteComment':
-        if (state.status !== 'posted') throw notFound();
+        if (state.status !== 'posted') throw commentNotFound();
         if (state.userId !== command.userId) throw new DomainError('not_allowed', 'only the author of a comment can delete it');
         return [{ type: 'CommentDeleted', data: { commentId: state.commentId, castieId: state.castieId, userId: state.userId } }];
       case 'ReportComment':
-        if (state.status !== 'posted') throw notFound();
+        if (state.status !== 'posted') throw commentNotFound();
         if (state.reporters.includes(command.reporterId)) return [];
         return [{ type: 'CommentReported', data: { commentId: state.commentId, castieId: state.castieId, reporterId: command.reporterId } }];
       default: {

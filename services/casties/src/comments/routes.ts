@@ -1,9 +1,9 @@
-import { api, apiDate, apiTime, castieRules, type CastieEvent, type CommentObject } from '@castie/contracts';
+import { api, apiDate, apiTime, castieRules, DomainError, type CastieEvent, type CommentObject } from '@castie/contracts';
 import { newId, route, type Caller, type Clock, type Collection, type CommandHandler, type RouteOptions } from '@castie/platform';
 import type { People } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
 import type { VisibleCasties } from '../casties/visibility.ts';
-import { commentStreamId, type CommentCommand, type CommentState } from './decider.ts';
+import { commentNotFound, commentStreamId, type CommentCommand, type CommentState } from './decider.ts';
 import type { CommentDoc } from './read-model.ts';
 
 export interface CommentRoutesDeps {
@@ -82,6 +82,13 @@ export function commentRoutes(app: FastifyInstance, ctx: CommentRoutesDeps): voi
     app,
     api.casties.reportComment,
     async ({ caller, params, wrote }) => {
+      // Reporting follows the rule of reading: a comment on a Castie the reporter cannot see is
+      // unknown to them, exactly like a comment that does not exist.
+      const { state } = await ctx.comments.load(commentStreamId(params.uuid));
+      if (state.status === 'none') throw commentNotFound();
+      await ctx.visible.facts(state.castieId, caller.userId).catch((error: unknown) => {
+        throw error instanceof DomainError && error.errorType === 'object_not_found' ? commentNotFound() : error;
+      });
       const reported = await ctx.comments.handle(commentStreamId(params.uuid), { type: 'ReportComment', reporterId: caller.userId }, meta(caller));
       wrote(reported.positions);
       return { message: 'comment has been reported' };

@@ -27,7 +27,9 @@ export function profileRoutes(app: FastifyInstance, ctx: ProfileRoutesDeps): voi
       const { person, info } = await ctx.people.profileInfo(caller.userId, params.handle);
       if (ctx.people.hidesFrom(person, caller.userId)) return { profileInfo: info, myCasties: 'private' as const };
       const hidden = new Set(await ctx.groups.hiddenSlugsFor(caller.userId));
-      const views = (await ctx.views.find({ creatorId: person._id }, { sort: { createdAt: -1, _id: -1 } })).filter((v) => !hidden.has(v.groupSlug));
+      // Casties whose creator hid their handle would show it here: only the creator sees them.
+      const own = person._id === caller.userId;
+      const views = (await ctx.views.find({ creatorId: person._id }, { sort: { createdAt: -1, _id: -1 } })).filter((v) => !hidden.has(v.groupSlug) && (own || v.showUsername));
       if (query.ids_only) return { profileInfo: info, myCasties: views.map((v) => v._id) };
       const now = ctx.clock.now();
       return { profileInfo: info, myCasties: Object.fromEntries(views.map((v) => [v._id, { question: v.question, answerable: castieAnswerable(v, now) }])) };

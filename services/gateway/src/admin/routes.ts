@@ -6,7 +6,14 @@ import { z } from 'zod';
 import type { ServiceClient } from '../routing/service-client.ts';
 import { readMultipart, withoutClientUploadRefs } from '../uploads/multipart.ts';
 
-const ClockBody = z.object({ advance_seconds: z.coerce.number().finite().positive() });
+/** At most a year at a time: enough for any test or demo, and no instant past what Date can hold. */
+const MAX_ADVANCE_SECONDS = 366 * 24 * 3600;
+/** A number of seconds: a JSON number or plain decimal digits (no booleans, exponents or signs). */
+const ClockBody = z.object({
+  advance_seconds: z
+    .union([z.number(), z.string().regex(/^\d{1,9}(\.\d{1,6})?$/).transform(Number)])
+    .pipe(z.number().positive().max(MAX_ADVANCE_SECONDS)),
+});
 
 /** Fields of the admin API that carry files (the group icon): checked by their bytes and stored like profile pictures. */
 const adminUploads: readonly string[] = [...new Set(Object.values(groupsAdminApi).flatMap((e) => e.uploads ?? []))];
@@ -37,7 +44,7 @@ export function adminRoutes(
       const clock = options.manualClock;
       admin.post('/admin/clock/', async (request, reply) => {
         const body = ClockBody.safeParse(request.body ?? {});
-        if (!body.success) return reply.code(400).send(errorBody('missing_request_data', 'advance_seconds must be a positive number of seconds'));
+        if (!body.success) return reply.code(400).send(errorBody('missing_request_data', `advance_seconds must be a positive number of seconds, at most ${MAX_ADVANCE_SECONDS} (a year)`));
         const now = clock.advance(body.data.advance_seconds);
         return { status: 200, now: now.toISOString() };
       });

@@ -3,6 +3,14 @@ import { newId, type MediaStore } from '@castie/platform';
 import type { FastifyRequest } from 'fastify';
 import { sniffImage } from './images.ts';
 
+/** What the multipart reader refused (no boundary, a broken part, too many parts): the client's doing. */
+function unreadable(error: unknown): unknown {
+  if (error instanceof DomainError) return error;
+  const fe = error as { statusCode?: number; code?: string; message?: string };
+  if (fe.code === 'FST_REQ_FILE_TOO_LARGE' || fe.statusCode === 413) return error;
+  return new DomainError('missing_request_data', `the multipart body could not be read: ${fe.message ?? 'broken form'}`);
+}
+
 /** A parsed request body and the media keys this request stored (its own files, nobody else's). */
 export interface ReadBody {
   fields: Record<string, unknown>;
@@ -51,8 +59,28 @@ export async function readMultipart(request: FastifyRequest, media: MediaStore, 
   }
   return { fields, stored };
 
+  /** The parts as the client sent them; a body that is not multipart after all is a 400. */
+  async function* partsOf() {
+    let iterator: ReturnType<ReturnType<FastifyRequest['parts']>[typeof Symbol.asyncIterator]>;
+    try {
+      iterator = request.parts()[Symbol.asyncIterator]();
+    } catch (error) {
+      throw unreadable(error);
+    }
+    for (;;) {
+      let next: IteratorResult<Awaited<ReturnType<typeof iterator.next>>['value']>;
+      try {
+        next = await iterator.next();
+      } catch (error) {
+        throw unreadable(error);
+      }
+      if (next.done) return;
+      yield next.value;
+    }
+  }
+
   async function readParts(): Promise<void> {
-    for await (const part of request.parts()) {
+    for await (const part of partsOf()) {
       if (part.type === 'field') {
         add(part.fieldname, typeof part.value === 'string' ? part.value : String(part.value));
         continue;
@@ -62,7 +90,7 @@ export async function readMultipart(request: FastifyRequest, media: MediaStore, 
         bytes = await part.toBuffer();
       } catch (error) {
         if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new DomainError('invalid_request', `images must be at most ${Math.round(maxBytes / 1024 / 1024)} MB`);
-        throw error;
+        throw unreadable(error);
       }
       // An empty file input means "no picture".
       if (bytes.length === 0) continue;
