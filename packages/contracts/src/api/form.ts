@@ -31,9 +31,16 @@ export const repeated = <T extends z.ZodType>(item: T) => z.preprocess((v) => (v
 /** A required text field; trimmed. */
 export const text = () => z.string({ error: 'is required' }).trim();
 
-/** Control characters: never in one-line values; in paragraphs, only line breaks and tabs pass. */
-const CONTROL_IN_LINE = /[\u0000-\u001f\u007f]/;
-const CONTROL_IN_PARAGRAPH = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+/** Control characters (C0 and DEL): never in one-line values; in paragraphs, only tab, CR and LF pass. */
+const hasControl = (s: string, allowed: ReadonlySet<number>): boolean => {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if ((c < 0x20 || c === 0x7f) && !allowed.has(c)) return true;
+  }
+  return false;
+};
+const IN_LINE = new Set<number>();
+const IN_PARAGRAPH = new Set([0x09, 0x0a, 0x0d]);
 
 /** Text limits of the second version (decisions.md), in characters. */
 export const textLimits = {
@@ -49,17 +56,17 @@ export const textLimits = {
   passwordMax: 256,
 } as const;
 
-const bounded = (max: number, control: RegExp) =>
+const bounded = (max: number, allowed: ReadonlySet<number>) =>
   z
     .string()
     .max(max, `must have at most ${max} characters`)
-    .refine((s) => !control.test(s), 'must not contain control characters');
+    .refine((s) => !hasControl(s, allowed), 'must not contain control characters');
 
 /** One line of text (a name, an answer option, a search): trimmed, at most `max` characters, no control characters. */
-export const line = (max: number) => text().pipe(bounded(max, CONTROL_IN_LINE));
+export const line = (max: number) => text().pipe(bounded(max, IN_LINE));
 
 /** Text that may have several lines (a question, a comment, a group's texts): line breaks allowed, other control characters not. */
-export const paragraph = (max: number) => text().pipe(bounded(max, CONTROL_IN_PARAGRAPH));
+export const paragraph = (max: number) => text().pipe(bounded(max, IN_PARAGRAPH));
 
 /** A password: 4 to 256 characters as typed (not trimmed), no control characters. */
 export const passwordText = () =>
@@ -67,7 +74,7 @@ export const passwordText = () =>
     .string({ error: 'is required' })
     .min(textLimits.passwordMin, `must have at least ${textLimits.passwordMin} characters`)
     .max(textLimits.passwordMax, `must have at most ${textLimits.passwordMax} characters`)
-    .refine((s) => !CONTROL_IN_LINE.test(s), 'must not contain control characters');
+    .refine((s) => !hasControl(s, IN_LINE), 'must not contain control characters');
 
 /**
  * An uploaded file as the gateway forwards it: the gateway has checked the bytes and stored them
