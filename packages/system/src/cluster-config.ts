@@ -46,6 +46,10 @@ export const ClusterEnvSchema = z.object({
   TZ_NAME: z.string().default('UTC'),
   /** Each process has its own clock, so only `system` makes sense in a cluster. */
   CLOCK: z.literal('system', { error: 'CLOCK=manual is only supported by the embedded profile (every cluster process has its own clock)' }).default('system'),
+  /** Proxies whose X-Forwarded-For the gateway believes (comma-separated addresses or CIDRs); unset: none. */
+  TRUST_PROXY: z.string().regex(/^[0-9A-Fa-f.:/,\s]+$/, 'must list proxy addresses or CIDRs, comma-separated').optional(),
+  /** Requests a signed-in user may make per minute (abuse limit). */
+  USER_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().default(1200),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   IDENTITY_URL: optionalUrl,
   GROUPS_URL: optionalUrl,

@@ -105,7 +105,17 @@ async function startGateway(c: ClusterConfig): Promise<Running> {
   const { mongo, media, cache } = sharedAdapters(c);
   const services: Partial<Record<ServiceName, ServiceClient>> = {};
   for (const [name, url] of Object.entries(c.serviceUrls) as [ServiceName, string][]) services[name] = httpClient(url);
-  const gateway = await buildGatewayApp({ services, media, cache, adminToken: c.ADMIN_TOKEN, apiKeys: c.API_KEYS, manualClock: null, logger });
+  const gateway = await buildGatewayApp({
+    services,
+    media,
+    cache,
+    adminToken: c.ADMIN_TOKEN,
+    apiKeys: c.API_KEYS,
+    manualClock: null,
+    logger,
+    abuseLimits: { requestsPerUserPerMinute: c.USER_REQUESTS_PER_MINUTE },
+    ...(c.TRUST_PROXY ? { trustProxy: c.TRUST_PROXY } : {}),
+  });
   return {
     listen: async () => void (await gateway.listen({ port: c.PORT, host: c.HOST })),
     async close() {

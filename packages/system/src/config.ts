@@ -26,6 +26,10 @@ export const EmbeddedConfigSchema = z.object({
   PUBLIC_URL: z.string().url().optional(),
   /** Uses Redis for caches instead of process memory. */
   REDIS_URL: z.string().optional(),
+  /** Proxies whose X-Forwarded-For the gateway believes (comma-separated addresses or CIDRs); unset: none. */
+  TRUST_PROXY: z.string().regex(/^[0-9A-Fa-f.:/,\s]+$/, 'must list proxy addresses or CIDRs, comma-separated').optional(),
+  /** Requests a signed-in user may make per minute (abuse limit). */
+  USER_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().default(1200),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The service's time zone: end dates and times of Casties are read in it. */
   TZ_NAME: z.string().default('UTC'),

@@ -107,6 +107,8 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
     adminToken: config.adminToken,
     apiKeys: config.API_KEYS,
     manualClock,
+    abuseLimits: { requestsPerUserPerMinute: config.USER_REQUESTS_PER_MINUTE },
+    ...(config.TRUST_PROXY ? { trustProxy: config.TRUST_PROXY } : {}),
     ...(logger ? { logger } : {}),
   });
 

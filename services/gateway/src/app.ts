@@ -3,6 +3,7 @@ import { clientErrors, errorBody, frameworkErrors, installErrorHandler, installJ
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { AbuseGuard, defaultAbuseLimits, type AbuseLimits } from './abuse/limits.ts';
 import { adminRoutes } from './admin/routes.ts';
 import { authenticate, presentedCredentials } from './credentials/credentials.ts';
 import { docsPage, openApiDocument } from './docs/openapi.ts';
@@ -24,6 +25,13 @@ export interface GatewayDeps {
   manualClock?: ManualClock | null;
   maxUploadBytes?: number;
   logger?: FastifyBaseLogger | boolean;
+  /** Limits on repeated attempts (defaults: defaultAbuseLimits). */
+  abuseLimits?: Partial<AbuseLimits>;
+  /**
+   * Whose X-Forwarded-For to believe for the client address (Fastify's trustProxy): false when
+   * clients connect directly (default); behind a proxy, its addresses or CIDRs, comma-separated.
+   */
+  trustProxy?: boolean | string;
 }
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'] as const;
@@ -42,7 +50,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     bodyLimit: 1024 * 1024,
     frameworkErrors,
     clientErrorHandler: clientErrors,
-    trustProxy: true,
+    // Trusting every X-Forwarded-For would let anyone pick the address that limits count.
+    trustProxy: deps.trustProxy ?? false,
   }) as unknown as FastifyInstance;
   installErrorHandler(app);
   installJsonParser(app);
@@ -50,6 +59,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   await app.register(formbody);
   await app.register(multipart, { limits: { fileSize: maxUploadBytes, files: 4, fields: 100, fieldSize: 64 * 1024 } });
   const sessions = new SessionPositions(deps.cache);
+  const guard = new AbuseGuard(deps.cache, { ...defaultAbuseLimits, ...deps.abuseLimits });
   const apiKeys = new Set(deps.apiKeys ?? []);
 
   app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('not_found', `no such endpoint: ${request.method} ${request.url.split('?')[0]}`)));
@@ -67,11 +77,20 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     return { fields: withoutClientUploadRefs(fields, uploads), stored: [] };
   }
 
-  /** The user the request's credentials (Basic, or username/password fields) open; 401 otherwise. */
-  async function authenticated(authorization: string | undefined, body: Record<string, unknown>) {
-    const presented = presentedCredentials(authorization, body);
-    const user = presented ? await authenticate(serviceOf('identity'), presented) : null;
-    if (!presented || !user) throw new DomainError('authentication_failed', messages.authenticationFailed);
+  /**
+   * The user the request's credentials (Basic, or username/password fields) open; 401 otherwise,
+   * and 429 while the account or the client address is locked after repeated failures.
+   */
+  async function authenticated(request: FastifyRequest, body: Record<string, unknown>) {
+    const presented = presentedCredentials(request.headers.authorization, body);
+    if (!presented) throw new DomainError('authentication_failed', messages.authenticationFailed);
+    await guard.beforeCredentials(presented.email, request.ip);
+    const user = await authenticate(serviceOf('identity'), presented);
+    if (!user) {
+      await guard.credentialsFailed(presented.email, request.ip);
+      throw new DomainError('authentication_failed', messages.authenticationFailed);
+    }
+    await guard.userRequest(user.userId);
     if (presented.inBody) {
       delete body.username;
       delete body.password;
@@ -92,14 +111,15 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
       }
       // With HTTP Basic the caller is known before the body is read: nobody unauthenticated gets
       // to store a file. Credentials in a multipart body can only be checked after reading it.
-      const basicUser = target.access === 'user' && /^Basic\s/i.test(request.headers.authorization ?? '') ? await authenticated(request.headers.authorization, {}) : null;
+      const basicUser = target.access === 'user' && /^Basic\s/i.test(request.headers.authorization ?? '') ? await authenticated(request, {}) : null;
+      if (route.path.startsWith('/api/signup/')) await guard.signUpStep(request.ip);
       const { fields: body, stored } = await bodyOf(request, target.uploads);
       const headers: Record<string, string> = { 'x-request-id': request.id };
       let userId: string | null = null;
       let res;
       try {
         if (target.access === 'user') {
-          const user = basicUser ?? (await authenticated(request.headers.authorization, body));
+          const user = basicUser ?? (await authenticated(request, body));
           userId = user.userId;
           headers[internalHeaders.userId] = user.userId;
           headers[internalHeaders.handle] = encodeURIComponent(user.handle);
@@ -107,6 +127,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
           const after = await sessions.get(user.userId);
           if (after.length > 0) headers[internalHeaders.after] = after.map((p) => `${p.topic}:${p.partition}:${p.offset}`).join(',');
         }
+        if (route.path === '/password_reset/' && request.method === 'POST') await guard.resetMail(typeof body.email === 'string' ? body.email : '', request.ip);
         res = await serviceOf(target.service).request({ method: request.method, url: request.url, headers, ...(request.method === 'GET' ? {} : { body }) });
       } catch (error) {
         await discard(stored);

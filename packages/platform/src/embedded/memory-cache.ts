@@ -41,6 +41,23 @@ export function createMemoryCache(options: { sweepIntervalMs?: number; now?: () 
     async del(key) {
       entries.delete(key);
     },
+    async increment(key, ttlMs) {
+      const t = now();
+      const entry = entries.get(key);
+      if (!entry || entry.expiresAt <= t) {
+        entries.set(key, { value: '1', expiresAt: t + ttlMs });
+        return 1;
+      }
+      const next = Number(entry.value) + 1;
+      entry.value = String(next);
+      return next;
+    },
+    async ttl(key) {
+      const entry = entries.get(key);
+      if (!entry || entry.expiresAt === Infinity) return null;
+      const left = entry.expiresAt - now();
+      return left > 0 ? left : null;
+    },
     async close() {
       clearInterval(sweep);
       entries.clear();

@@ -28,6 +28,17 @@ export function validationError(error: z.ZodError, input: unknown, invalidAs: Er
   return new RequestValidationError(invalidAs, `${path} ${reason.startsWith('Invalid') ? 'is invalid' : reason}`);
 }
 
+/** Too many attempts: 429 too_many_requests with a Retry-After header (seconds). */
+export class RateLimited extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('too_many_requests', message);
+    this.name = 'RateLimited';
+  }
+}
+
 export function errorBody(errorType: ErrorType, message: string, extra: Partial<ErrorBody> = {}): ErrorBody {
   return { status: errorStatus[errorType], error_type: errorType, error_message: message, ...extra };
 }
@@ -46,6 +57,7 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
  */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | DomainError | RequestValidationError, request, reply) => {
+    if (error instanceof RateLimited) reply.header('retry-after', String(error.retryAfterSeconds));
     if (error instanceof DomainError) return reply.code(error.status).send(error.toBody());
     if (error instanceof RequestValidationError) return reply.code(errorStatus[error.errorType]).send(errorBody(error.errorType, error.message));
     const fe = error as FastifyError;

@@ -1,4 +1,4 @@
-import { argon2idHasher } from '@castie/identity';
+import { argon2idHasher, type PasswordHasher } from '@castie/identity';
 import { ManualClock } from '@castie/platform';
 import { readEmbeddedConfig, startEmbedded, type EmbeddedSystem } from '@castie/system';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -45,6 +45,13 @@ export function multipart(fields: Record<string, string>, file?: { field: string
   return { payload: Buffer.concat(parts), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
 
+/** A client address of a user's own (10.x.y.z, from their e-mail): each test user has their own device. */
+export function addressOf(email: string): string {
+  let h = 0;
+  for (let i = 0; i < email.length; i++) h = (h * 31 + email.charCodeAt(i)) >>> 0;
+  return `10.${(h >>> 16) & 255}.${(h >>> 8) & 255}.${(h & 254) + 1}`;
+}
+
 export const basic = (user: Pick<TestUser, 'email' | 'password'>) => `Basic ${Buffer.from(`${user.email}:${user.password}`).toString('base64')}`;
 
 let counter = 0;
@@ -67,16 +74,20 @@ export class TestSystem {
     readonly clock: ManualClock,
   ) {}
 
-  static async start(options: { dataDir?: string; env?: Record<string, string>; now?: Date; checkResponses?: boolean } = {}): Promise<TestSystem> {
+  static async start(options: { dataDir?: string; env?: Record<string, string>; now?: Date; checkResponses?: boolean; passwords?: PasswordHasher } = {}): Promise<TestSystem> {
     const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'castie-test-')));
     const config = readEmbeddedConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN: 'test-admin-token-0123456789', SECRET: 'test-secret-0123456789abcdef', ...options.env });
     const clock = new ManualClock(options.now ?? new Date('2026-03-01T12:00:00Z'));
     // Cheap argon2id parameters: tests check behaviour, not the hash's cost.
-    const system = await startEmbedded(config, { clock, passwords: argon2idHasher({ memoryCost: 1024, timeCost: 1 }), checkResponses: options.checkResponses ?? true });
+    const system = await startEmbedded(config, { clock, passwords: options.passwords ?? argon2idHasher({ memoryCost: 1024, timeCost: 1 }), checkResponses: options.checkResponses ?? true });
     return new TestSystem(system, dataDir, config.adminToken, clock);
   }
 
-  async request(method: string, url: string, options: { user?: Pick<TestUser, 'email' | 'password'>; form?: Fields; json?: unknown; headers?: Record<string, string>; payload?: Buffer | string } = {}): Promise<TestResponse> {
+  /**
+   * One request through the gateway. `from` is the client address (default: the user's own, as
+   * every test user comes from their own device, else 127.0.0.1): abuse limits count per address.
+   */
+  async request(method: string, url: string, options: { user?: Pick<TestUser, 'email' | 'password'>; form?: Fields; json?: unknown; headers?: Record<string, string>; payload?: Buffer | string; from?: string } = {}): Promise<TestResponse> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.user) headers.authorization = basic(options.user);
     let payload: string | Buffer | undefined = options.payload;
@@ -87,7 +98,8 @@ export class TestSystem {
       headers['content-type'] = 'application/json';
       payload = JSON.stringify(options.json);
     }
-    const res = await this.system.gateway.inject({ method: method as 'GET', url, headers, ...(payload === undefined ? {} : { payload }) });
+    const remoteAddress = options.from ?? (options.user ? addressOf(options.user.email) : '127.0.0.1');
+    const res = await this.system.gateway.inject({ method: method as 'GET', url, headers, remoteAddress, ...(payload === undefined ? {} : { payload }) });
     let body: Record<string, unknown> = {};
     try {
       body = JSON.parse(res.payload) as Record<string, unknown>;
@@ -105,13 +117,18 @@ export class TestSystem {
     return this.request('POST', url, { form: fields, ...(user ? { user } : {}) });
   }
 
+  /** A POST without credentials from a user's own address (sign-up steps). */
+  postAs(user: Pick<TestUser, 'email'>, url: string, fields: Fields) {
+    return this.request('POST', url, { form: fields, from: addressOf(user.email) });
+  }
+
   /** Runs the four sign-up steps; the user can then sign in. */
   async signUp(user: TestUser = newUser()): Promise<TestUser> {
     const steps = [
-      await this.post('/api/signup/email/', { email: user.email }),
-      await this.post('/api/signup/password/', { email: user.email, password: user.password }),
-      await this.post('/api/signup/handle/', { email: user.email, handle: user.handle, first_name: user.firstName, last_name: user.lastName }),
-      await this.post('/api/signup/picture/', { email: user.email, handle: user.handle }),
+      await this.postAs(user, '/api/signup/email/', { email: user.email }),
+      await this.postAs(user, '/api/signup/password/', { email: user.email, password: user.password }),
+      await this.postAs(user, '/api/signup/handle/', { email: user.email, handle: user.handle, first_name: user.firstName, last_name: user.lastName }),
+      await this.postAs(user, '/api/signup/picture/', { email: user.email, handle: user.handle }),
     ];
     const failed = steps.find((s) => s.status !== 200);
     if (failed) throw new Error(`sign-up of ${user.email} failed: ${failed.text}`);

@@ -16,6 +16,8 @@ describe('session positions', () => {
       },
       set: (k, v, ttl) => inner.set(k, v, ttl),
       del: (k) => inner.del(k),
+      increment: (k, ttl) => inner.increment(k, ttl),
+      ttl: (k) => inner.ttl(k),
       close: () => inner.close(),
     };
     const sessions = new SessionPositions(slow);

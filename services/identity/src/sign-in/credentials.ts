@@ -1,6 +1,6 @@
 import type { AuthenticatedUser } from '@castie/contracts';
 import type { CommandHandler } from '@castie/platform';
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { AccountCommand, AccountState } from '../account/decider.ts';
 import type { LoginCommand, LoginState } from '../login/decider.ts';
 import type { PasswordHasher } from './passwords.ts';
@@ -24,6 +24,8 @@ export class CredentialVerifier {
   readonly #cache = new Map<string, Verified>();
   readonly #maxEntries: number;
   readonly #ttlMs: number;
+  /** A hash of no one's password: an unknown e-mail costs the same argon2 run as a wrong password. */
+  #dummyHash: Promise<string> | null = null;
 
   constructor(
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -43,7 +45,11 @@ export class CredentialVerifier {
     const email = emailInput.trim().toLowerCase();
     if (!email || !password) return null;
     const { state: login, version } = await this.logins.load(`login-${email}`);
-    if (login.status !== 'open') return null;
+    if (login.status !== 'open') {
+      this.#dummyHash ??= this.passwords.hash(randomBytes(24).toString('base64url'));
+      await this.passwords.verify(await this.#dummyHash, password);
+      return null;
+    }
 
     const key = createHmac('sha256', this.secret).update(email).update('\0').update(password).digest('base64url');
     const hit = this.#cache.get(key);

@@ -99,5 +99,25 @@ export function describeCache(name: string, makeCache: () => Cache | Promise<Cac
       await Promise.all(keys.map((k, i) => cache.set(k, `v${i}`, 60_000)));
       expect(await Promise.all(keys.map((k) => cache.get(k)))).toEqual(keys.map((_, i) => `v${i}`));
     });
+
+    it('counts up from 1, concurrently without losing a step, and tells the time left', async () => {
+      expect(await cache.ttl(key('none'))).toBeNull();
+      expect(await cache.increment(key('c'), 60_000)).toBe(1);
+      const counts = await Promise.all(Array.from({ length: 20 }, () => cache.increment(key('c'), 60_000)));
+      expect(counts.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
+      const left = await cache.ttl(key('c'));
+      expect(left).toBeGreaterThan(50_000);
+      expect(left).toBeLessThanOrEqual(60_000);
+      await cache.set(key('forever'), 'v');
+      expect(await cache.ttl(key('forever'))).toBeNull();
+    });
+
+    it('a counter expires with its window, which later increments do not extend, and starts again', async () => {
+      expect(await cache.increment(key('w'), 400)).toBe(1);
+      await sleep(250);
+      expect(await cache.increment(key('w'), 400)).toBe(2);
+      await sleep(300);
+      expect(await cache.increment(key('w'), 400)).toBe(1);
+    });
   });
 }
