@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,11 +7,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
-// The real embedded process (`npm start`'s entry), killed with SIGKILL during a burst of
-// sign-ups, then started again on the same data directory.
+// The real server process (node running the embedded profile's entry, no wrapper between), killed
+// with SIGKILL while people sign up, follow, befriend, create, forecast and comment; checked to be
+// gone; started again on the same data directory. Every write it acknowledged must be there.
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const main = join(root, 'packages/system/src/main.ts');
-const tsx = join(root, 'node_modules/.bin/tsx');
+const ADMIN_TOKEN = 'crash-admin-token-0123456789';
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -20,87 +22,189 @@ const freePort = () =>
     });
   });
 
-async function startProcess(dataDir: string, port: number): Promise<ChildProcess> {
-  const child = spawn(tsx, [main], { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', SECRET: 'crash-test-secret-0123456789' }, stdio: ['ignore', 'ignore', 'pipe'] });
+/** True while a process with this pid exists. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const children: ChildProcess[] = [];
+
+async function startServer(dataDir: string, port: number): Promise<ChildProcess> {
+  // `node` itself runs the server (tsx as a loader), so the child's pid is the server's.
+  const child = spawn(process.execPath, ['--import', 'tsx', main], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', SECRET: 'crash-test-secret-0123456789', ADMIN_TOKEN, TRUST_PROXY: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  for (let i = 0; i < 300; i++) {
+  for (let i = 0; i < 600; i++) {
     try {
       const res = await fetch(`http://127.0.0.1:${port}/api/groups/`);
       if (res.status > 0) return child;
     } catch {
-      if (child.exitCode !== null) throw new Error(`the process exited: ${stderr}`);
+      if (child.exitCode !== null) throw new Error(`the server exited: ${stderr}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  throw new Error(`the process did not answer: ${stderr}`);
+  throw new Error(`the server did not answer: ${stderr}`);
 }
 
-const post = async (port: number, path: string, fields: Record<string, string>) => {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body: new URLSearchParams(fields) });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-};
+/** Kills the server process with SIGKILL and waits until it is gone. */
+async function killHard(child: ChildProcess): Promise<void> {
+  const exited = once(child, 'exit');
+  expect(child.kill('SIGKILL')).toBe(true);
+  const [code, signal] = (await exited) as [number | null, string | null];
+  expect(signal).toBe('SIGKILL');
+  expect(code).toBeNull();
+  expect(alive(child.pid!)).toBe(false);
+}
+
+afterAll(async () => {
+  // No test leaves a process behind.
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    }
+    expect(alive(child.pid!), `process ${child.pid} is still running`).toBe(false);
+  }
+});
 
 const dirs: string[] = [];
 afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
+interface Person {
+  email: string;
+  password: string;
+  handle: string;
+  /** The client address this person uses (each comes from their own device). */
+  from: string;
+}
+
+function client(port: number) {
+  const call = async (method: string, path: string, options: { as?: Person; fields?: Record<string, string | string[]>; admin?: boolean; from?: string } = {}) => {
+    const headers: Record<string, string> = { 'x-forwarded-for': options.from ?? options.as?.from ?? '10.0.0.1' };
+    if (options.as) headers.authorization = `Basic ${Buffer.from(`${options.as.email}:${options.as.password}`).toString('base64')}`;
+    if (options.admin) headers.authorization = `Bearer ${ADMIN_TOKEN}`;
+    let body: URLSearchParams | undefined;
+    if (options.fields) {
+      body = new URLSearchParams();
+      for (const [k, v] of Object.entries(options.fields)) for (const item of Array.isArray(v) ? v : [v]) body.append(k, item);
+    }
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers, ...(body ? { body } : {}) });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  return call;
+}
+
+async function signUp(call: ReturnType<typeof client>, p: Person): Promise<boolean> {
+  const from = p.from;
+  if ((await call('POST', '/api/signup/password/', { fields: { email: p.email, password: p.password }, from })).status !== 200) return false;
+  if ((await call('POST', '/api/signup/handle/', { fields: { email: p.email, handle: p.handle, first_name: 'Crash', last_name: 'Test' }, from })).status !== 200) return false;
+  return (await call('POST', '/api/signup/picture/', { fields: { email: p.email, handle: p.handle }, from })).status === 200;
+}
+
 describe('crash safety of the embedded profile', () => {
-  it('keeps every acknowledged sign-up across kill -9, and nothing half-written', async () => {
+  it('keeps every acknowledged write across kill -9 of the real server: sign-ups, follows, frodad requests, Casties, forecasts, comments', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'castie-crash-'));
     dirs.push(dataDir);
     const port = await freePort();
-    const first = await startProcess(dataDir, port);
+    const first = await startServer(dataDir, port);
+    let call = client(port);
+    expect((await call('POST', '/admin/groups/', { admin: true, fields: { slug: 'crash', groupName: 'Crash', groupInfoText: 'x', requiresApproval: 'false', accessDeniedMessage: '' } })).status).toBe(200);
 
-    // Sign-ups run in parallel lanes; a lane records the steps the server acknowledged.
-    const acknowledged = new Map<string, { password: string; handle: string; steps: number }>();
+    // What the server acknowledged, by kind.
+    const people = new Map<string, { person: Person; complete: boolean; started: boolean }>();
+    const follows: Person[] = [];
+    const requests: [Person, Person][] = [];
+    const casties: [Person, string][] = [];
+    const forecasts: [Person, string][] = [];
+    const comments: [Person, string, string][] = [];
+    const done = () => casties.length >= 6 && forecasts.length >= 10 && comments.length >= 6 && requests.length >= 4;
+
     let stop = false;
     const lane = async (laneId: number) => {
+      let previous: Person | null = null;
       for (let i = 0; !stop; i++) {
-        const email = `crash${laneId}x${i}@example.com`;
-        const user = { password: `pw${laneId}x${i}`, handle: `crash${laneId}x${i}`, steps: 0 };
-        acknowledged.set(email, user);
+        const person: Person = { email: `crash${laneId}x${i}@example.com`, password: `pw${laneId}x${i}`, handle: `crash${laneId}x${i}`, from: `10.1.${laneId}.${(i % 250) + 1}` };
+        const entry = { person, complete: false, started: true };
+        people.set(person.email, entry);
         try {
-          if ((await post(port, '/api/signup/password/', { email, password: user.password })).status !== 200) break;
-          user.steps = 1;
-          if ((await post(port, '/api/signup/handle/', { email, handle: user.handle, first_name: 'Crash', last_name: 'Test' })).status !== 200) break;
-          user.steps = 2;
-          if ((await post(port, '/api/signup/picture/', { email, handle: user.handle })).status !== 200) break;
-          user.steps = 3;
+          if (!(await signUp(call, person))) return;
+          entry.complete = true;
+          if ((await call('POST', '/api/groups/crash/follow/', { as: person })).status !== 200) return;
+          follows.push(person);
+          if (previous) {
+            if ((await call('POST', `/api/add-frodad/${previous.handle}/`, { as: person })).status !== 200) return;
+            requests.push([person, previous]);
+          }
+          const created = await call('POST', '/api/casties/create/', { as: person, fields: { group_slug: 'crash', poll_type: 'Open', question: `Crash ${laneId}.${i}?`, answer_type: 'Set answer options', answer_option: ['Yes', 'No'], display_created_by: 'true' } });
+          if (created.status !== 200) return;
+          const uuid = created.body.castie_uuid as string;
+          casties.push([person, uuid]);
+          for (const [, other] of casties.slice(-3)) {
+            const options = (await call('GET', `/api/casties/${other}/answer/`, { as: person })).body.answer_options as Record<string, string> | undefined;
+            const answer = Object.keys(options ?? {})[0];
+            if (!answer) continue;
+            if ((await call('POST', `/api/casties/${other}/forecast/`, { as: person, fields: { answer_id: answer } })).status === 200) forecasts.push([person, other]);
+          }
+          const commented = await call('POST', `/api/casties/${uuid}/comment/`, { as: person, fields: { commentText: `before the crash ${laneId}.${i}` } });
+          if (commented.status === 200) comments.push([person, uuid, commented.body.commentUUID as string]);
+          previous = person;
         } catch {
-          return; // the process is gone
+          return; // the server is gone
         }
       }
     };
-    const lanes = Array.from({ length: 8 }, (_, i) => lane(i));
-    // Kill while requests are in flight, once enough accounts are complete.
-    while ([...acknowledged.values()].filter((u) => u.steps === 3).length < 30) await new Promise((r) => setTimeout(r, 20));
-    first.kill('SIGKILL');
+    const lanes = Array.from({ length: 6 }, (_, i) => lane(i));
+    // Kill while requests are in flight, once enough of every kind was acknowledged.
+    while (!done()) await new Promise((r) => setTimeout(r, 20));
+    await killHard(first);
     stop = true;
     await Promise.all(lanes);
+    expect((await fetch(`http://127.0.0.1:${port}/api/groups/`).catch(() => null))?.status ?? null, 'nothing answers once the server is gone').toBeNull();
 
-    const second = await startProcess(dataDir, port);
+    const second = await startServer(dataDir, port);
+    call = client(port);
     try {
-      const complete = [...acknowledged.entries()].filter(([, u]) => u.steps === 3);
-      expect(complete.length).toBeGreaterThanOrEqual(30);
-      for (const [email, user] of complete) {
-        const res = await fetch(`http://127.0.0.1:${port}/api/preferences/`, { headers: { authorization: `Basic ${Buffer.from(`${email}:${user.password}`).toString('base64')}` } });
-        expect(res.status, `${email} was acknowledged and must still sign in`).toBe(200);
+      const complete = [...people.values()].filter((p) => p.complete).map((p) => p.person);
+      expect(complete.length).toBeGreaterThanOrEqual(6);
+      for (const p of complete) expect((await call('GET', '/api/preferences/', { as: p })).status, `${p.email} signs in`).toBe(200);
+      for (const p of follows) expect((await call('GET', '/api/groups/crash/?casties=False', { as: p })).body.following, `${p.handle} follows`).toBe(true);
+      for (const [from, to] of requests) {
+        const sent = (await call('GET', '/api/frodad-requests/', { as: from })).body.requests_sent as { handle: string }[] | null;
+        expect(sent?.map((r) => r.handle), `${from.handle} asked ${to.handle}`).toContain(to.handle);
       }
-      // Sign-ups cut short are consistent: their e-mail is either free, or taken by an account
-      // that the incomplete endpoint can clean up, after which it is free again.
-      for (const [email, user] of [...acknowledged.entries()].filter(([, u]) => u.steps < 3)) {
-        const check = await post(port, '/api/signup/email/', { email });
+      for (const [p, uuid] of casties) expect((await call('GET', `/api/casties/${uuid}/`, { as: p })).status).toBe(200);
+      for (const [p, uuid] of forecasts) expect(((await call('GET', `/api/casties/${uuid}/`, { as: p })).body.castie as { userForecast?: unknown }).userForecast, `${p.handle} forecast ${uuid}`).toBeDefined();
+      for (const [p, uuid, commentId] of comments) {
+        const listed = (await call('GET', `/api/casties/${uuid}/comments/`, { as: p })).body.comments as { commentUUID: string }[];
+        expect(listed.map((c) => c.commentUUID)).toContain(commentId);
+      }
+      // Sign-ups cut short are consistent: their e-mail is free, or held by an account that the
+      // incomplete endpoint cleans up, after which it is free again.
+      for (const { person } of [...people.values()].filter((p) => !p.complete)) {
+        const check = await call('POST', '/api/signup/email/', { fields: { email: person.email }, from: person.from });
         if (check.status === 200) continue;
         expect(check.body.error_type).toBe('email_not_unique');
-        if (user.steps >= 1) {
-          expect((await post(port, '/api/signup/incomplete/', { email })).status).toBe(200);
-          expect((await post(port, '/api/signup/email/', { email })).status).toBe(200);
-        }
+        expect((await call('POST', '/api/signup/incomplete/', { fields: { email: person.email }, from: person.from })).status).toBe(200);
+        expect((await call('POST', '/api/signup/email/', { fields: { email: person.email }, from: person.from })).status).toBe(200);
       }
     } finally {
+      const exited = once(second, 'exit');
       second.kill('SIGTERM');
+      await exited;
+      expect(alive(second.pid!)).toBe(false);
     }
-  }, 120_000);
+  }, 180_000);
 });
