@@ -17,6 +17,8 @@ import { allServices } from './services.ts';
 
 export interface EmbeddedSystem {
   gateway: FastifyInstance;
+  /** The event log (tests and tools read how far each topic is). */
+  log: EventLog;
   clock: Clock;
   manualClock: ManualClock | null;
   services: Map<ServiceName, BuiltService>;
@@ -114,6 +116,7 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
 
   return {
     gateway,
+    log,
     clock,
     manualClock,
     services,
