@@ -128,7 +128,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
           if (after.length > 0) headers[internalHeaders.after] = after.map((p) => `${p.topic}:${p.partition}:${p.offset}`).join(',');
         }
         if (route.path === '/password_reset/' && request.method === 'POST') await guard.resetMail(typeof body.email === 'string' ? body.email : '', request.ip);
-        res = await serviceOf(target.service).request({ method: request.method, url: request.url, headers, ...(request.method === 'GET' ? {} : { body }) });
+        const method = request.method === 'HEAD' ? 'GET' : request.method;
+        res = await serviceOf(target.service).request({ method, url: request.url, headers, ...(method === 'GET' ? {} : { body }) });
       } catch (error) {
         await discard(stored);
         throw error;
@@ -146,7 +147,10 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
 
   for (const route of publicRoutes()) {
     const methods = [...route.methods.keys()] as (typeof ALL_METHODS)[number][];
-    app.route({ method: methods, url: route.path, handler: forward(route) });
+    // HEAD works wherever GET does: the same answer without its body.
+    const get = route.methods.get('GET');
+    if (get) route.methods.set('HEAD', get);
+    app.route({ method: get ? [...methods, 'HEAD'] : methods, url: route.path, handler: forward(route) });
     const others = ALL_METHODS.filter((m) => !route.methods.has(m));
     app.route({
       method: others,

@@ -61,6 +61,17 @@ describe('transport errors come in the envelope too', () => {
   });
 });
 
+describe('HEAD', () => {
+  it('works wherever GET does: the same status and headers, no body', async () => {
+    const head = await sys.request('HEAD', '/api/groups/', { user: ada });
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    expect(String(head.headers['content-type'])).toContain('application/json');
+    expect((await sys.request('HEAD', '/api/groups/')).status).toBe(401);
+    expect((await sys.request('HEAD', '/api/signup/email/')).status).toBe(400);
+  });
+});
+
 describe('a path is read one way', () => {
   it('a . or .. segment, plain or percent-encoded, never routes (sent as is, like curl --path-as-is)', async () => {
     const auth = `Authorization: Basic ${Buffer.from(`${ada.email}:${ada.password}`).toString('base64')}`;
