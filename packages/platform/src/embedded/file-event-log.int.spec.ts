@@ -94,6 +94,8 @@ describe('file event log on disk', () => {
   for (const [damage, inflict, kept, warning] of damages) {
     it(`cuts away ${damage} at open, keeps the records before it and appends after them`, async () => {
       const { dir, file, size } = await threeRecords();
+      // As after a crash: the saved index of starts (written at a clean close) covers none of it.
+      await rm(join(dir, 't.starts'), { force: true });
       await inflict(file, size);
 
       const { log, warnings } = await openLog(dir);
@@ -108,6 +110,27 @@ describe('file event log on disk', () => {
       expect((await readAll(again.log, 't')).map((r) => r.value).at(-1)).toBe('{"n":"after"}');
     });
   }
+
+  it('opens a closed log from its saved index without reading it all, and refuses a damaged record when read', async () => {
+    const { dir, file, size } = await threeRecords();
+    const bytes = await readFile(file);
+    bytes.writeUInt8(bytes.readUInt8(size - 1) ^ 0xff, size - 1);
+    await writeFile(file, bytes);
+    const { log, warnings } = await openLog(dir);
+    // The index covers every byte: nothing was scanned, so the damage is found when read.
+    expect(warnings).toEqual([]);
+    expect((await log.endOffsets('t')).get(0)).toBe(3);
+    expect((await (log as Awaited<ReturnType<typeof createFileEventLog>>).read('t', 0, 2)).map((r) => r.value)).toEqual(['{"n":0}', '{"n":1}']);
+    await expect((log as Awaited<ReturnType<typeof createFileEventLog>>).read('t', 2, 1)).rejects.toThrow(/t@2: the record is damaged/);
+  });
+
+  it('ignores a saved index that does not fit the log, and scans it', async () => {
+    const { dir } = await threeRecords();
+    await writeFile(join(dir, 't.starts'), Buffer.from('CSTART01garbage!'));
+    const { log, warnings } = await openLog(dir);
+    expect(warnings).toEqual([]);
+    expect((await readAll(log, 't')).map((r) => r.value)).toEqual(['{"n":0}', '{"n":1}', '{"n":2}']);
+  });
 
   it('keeps every acknowledged record when the writing process is killed with SIGKILL', async () => {
     const dir = await tempDir();

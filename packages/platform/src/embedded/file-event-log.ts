@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import zlib from 'node:zlib';
 import {
@@ -37,6 +37,11 @@ const PAYLOAD_HEAD = 12;
 const MAX_PAYLOAD = 64 * 1024 * 1024;
 const SCAN_CHUNK = 4 * 1024 * 1024;
 const OFFSETS_FILE = 'consumer-offsets.json';
+/** The saved index of record starts: magic, bytes covered (f64), then one f64 start per record. */
+const INDEX_MAGIC = 'CSTART01';
+const INDEX_HEAD = 16;
+/** Records appended between two saves of the index. */
+const INDEX_EVERY = 50_000;
 /** Kafka's rule for topic names, which also makes them safe file names. */
 const isTopicName = (name: string): boolean => /^[A-Za-z0-9._-]{1,249}$/.test(name) && name !== '.' && name !== '..';
 const PARTITION = 0;
@@ -126,10 +131,15 @@ class TopicFile {
   private broken: unknown = null;
   private closed = false;
 
+  /** Records the saved index of starts covers (a newer one is saved once many more are appended). */
+  private indexed = 0;
+  private savingIndex: Promise<void> | null = null;
+
   private constructor(
     readonly name: string,
     private readonly fd: FileHandle,
     private readonly gatherMs: number,
+    private readonly path: string,
   ) {}
 
   /** Opens (or creates) a topic's file, indexes its records and cuts away a damaged tail. */
@@ -144,11 +154,11 @@ class TopicFile {
       created = false;
       fd = await open(path, constants.O_RDWR);
     }
-    const topic = new TopicFile(name, fd, gatherMs);
+    const topic = new TopicFile(name, fd, gatherMs, path);
     try {
       // A new file's directory entry must be durable too, or a crash could lose acknowledged appends.
       if (created) await syncDir(dir);
-      await topic.scan(path, warn);
+      await topic.scan(path, warn, created ? 0 : await topic.loadIndex());
     } catch (err) {
       await fd.close();
       throw err;
@@ -161,7 +171,45 @@ class TopicFile {
     return this.starts.length;
   }
 
-  private async scan(path: string, warn: (message: string) => void): Promise<void> {
+  /**
+   * Loads the saved index of record starts (`<topic>.starts`): the bytes it covers were checked
+   * when it was saved, so the scan at open only reads what came after. Returns the bytes covered
+   * (0 without a usable index: a missing, torn or foreign file is ignored and the log scanned).
+   */
+  private async loadIndex(): Promise<number> {
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(`${this.path.slice(0, -'.log'.length)}.starts`);
+    } catch {
+      return 0;
+    }
+    const fileSize = (await this.fd.stat()).size;
+    if (bytes.length < INDEX_HEAD || bytes.toString('latin1', 0, 8) !== INDEX_MAGIC || (bytes.length - INDEX_HEAD) % 8 !== 0) return 0;
+    const covered = bytes.readDoubleLE(8);
+    const count = (bytes.length - INDEX_HEAD) / 8;
+    const starts: number[] = new Array<number>(count);
+    for (let i = 0; i < count; i++) starts[i] = bytes.readDoubleLE(INDEX_HEAD + i * 8);
+    const sane = covered <= fileSize && (count === 0 ? covered === 0 : starts[0] === 0 && starts[count - 1]! < covered && starts.every((v, i) => i === 0 || v > starts[i - 1]!));
+    if (!sane) return 0;
+    this.starts.push(...starts);
+    this.indexed = count;
+    return covered;
+  }
+
+  /** Saves the index of record starts beside the log (temp file + rename; a cache, so no sync). */
+  private async saveIndex(): Promise<void> {
+    const count = this.starts.length;
+    const bytes = Buffer.allocUnsafe(INDEX_HEAD + count * 8);
+    bytes.write(INDEX_MAGIC, 0, 'latin1');
+    bytes.writeDoubleLE(this.size, 8);
+    for (let i = 0; i < count; i++) bytes.writeDoubleLE(this.starts[i]!, INDEX_HEAD + i * 8);
+    const target = `${this.path.slice(0, -'.log'.length)}.starts`;
+    await writeFile(`${target}.tmp`, bytes);
+    await rename(`${target}.tmp`, target);
+    this.indexed = count;
+  }
+
+  private async scan(path: string, warn: (message: string) => void, from: number): Promise<void> {
     const fileSize = (await this.fd.stat()).size;
     let chunk = Buffer.allocUnsafe(Math.min(SCAN_CHUNK, Math.max(fileSize, FRAME_HEAD)));
     let chunkStart = 0;
@@ -175,7 +223,7 @@ class TopicFile {
       await readFully(this.fd, chunk.subarray(0, chunkLength), from);
       return 0;
     };
-    let at = 0;
+    let at = from;
     let damage: string | null = null;
     while (at < fileSize) {
       if (fileSize - at < FRAME_HEAD) {
@@ -252,6 +300,12 @@ class TopicFile {
         }
         this.size = at;
         this.wake();
+        // Now and then the index of starts is saved, so a start after a crash scans little.
+        if (this.starts.length - this.indexed >= INDEX_EVERY && !this.savingIndex) {
+          this.savingIndex = this.saveIndex()
+            .catch(() => undefined)
+            .finally(() => (this.savingIndex = null));
+        }
       }
     } finally {
       this.flushing = false;
@@ -280,6 +334,8 @@ class TopicFile {
     for (let offset = from; offset < to; offset++) {
       const payload = at + FRAME_HEAD;
       const end = payload + buffer.readUInt32LE(at);
+      // Records under the saved index were not checked at open: every read checks its own.
+      if (crc32(buffer.subarray(payload, end)) !== buffer.readUInt32LE(at + 4)) throw new Error(`${this.name}@${offset}: the record is damaged (bad checksum)`);
       const keyEnd = payload + PAYLOAD_HEAD + buffer.readUInt32LE(payload + 8);
       records.push({
         topic: this.name,
@@ -305,11 +361,13 @@ class TopicFile {
     for (const wake of wakers) wake();
   }
 
-  /** Waits for queued appends, then closes the file. */
+  /** Waits for queued appends, saves the index of starts, then closes the file. */
   async close(): Promise<void> {
     this.closed = true;
     await this.drained;
     this.wake();
+    await this.savingIndex;
+    if (!this.broken && this.starts.length > this.indexed) await this.saveIndex().catch(() => undefined);
     await this.fd.close();
   }
 }
