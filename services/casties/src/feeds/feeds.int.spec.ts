@@ -6,7 +6,7 @@ let fx: CastiesFixture;
 let ada: Person;
 let bob: Person;
 let loner: Person;
-const open = (group: string, question: string) => ({ group_slug: group, poll_type: 'Open', question, answer_type: 'Set answer options', answer_option: ['Yes', 'No'], display_created_by: 'false' });
+const open = (group: string, question: string) => ({ group_slug: group, poll_type: 'Open', question, answer_type: 'Set answer options', answer_option: ['Yes', 'No'], display_created_by: 'true' });
 const uuids: Record<string, string> = {};
 
 beforeAll(async () => {
@@ -38,7 +38,7 @@ describe('home tabs', () => {
     const full = await fx.get('/api/home/', ada);
     const body = api.casties.home.response.parse(full.body);
     expect(Object.keys(body.casties!)).toEqual([uuids.derby, uuids.final]);
-    expect(body.casties![uuids.derby!]).toMatchObject({ forecastsCount: 1, friendPics: [], showUsername: false, lastForecastedDate: '2026-03-05' });
+    expect(body.casties![uuids.derby!]).toMatchObject({ forecastsCount: 1, friendPics: [], showUsername: true, submitter: 'ada', lastForecastedDate: '2026-03-05' });
   });
 
   it('spicy: all groups the requester may see, most recently forecasted first', async () => {
