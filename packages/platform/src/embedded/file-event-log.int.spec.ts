@@ -124,6 +124,19 @@ describe('file event log on disk', () => {
     await expect((log as Awaited<ReturnType<typeof createFileEventLog>>).read('t', 2, 1)).rejects.toThrow(/t@2: the record is damaged/);
   });
 
+  it('opens a log of 300,000 records from its saved index, and reads the first and the last', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const { log } = await openLog(dir);
+    for (let batch = 0; batch < 30; batch++) await log.append('big', Array.from({ length: 10_000 }, (_, i) => ({ key: 'k', value: `{"n":${batch * 10_000 + i}}` })));
+    await log.close();
+    const again = await openLog(dir);
+    const big = again.log as Awaited<ReturnType<typeof createFileEventLog>>;
+    expect((await big.endOffsets('big')).get(0)).toBe(300_000);
+    expect((await big.read('big', 0, 1))[0]!.value).toBe('{"n":0}');
+    expect((await big.read('big', 299_999, 1))[0]!.value).toBe('{"n":299999}');
+  });
+
   it('ignores a saved index that does not fit the log, and scans it', async () => {
     const { dir } = await threeRecords();
     await writeFile(join(dir, 't.starts'), Buffer.from('CSTART01garbage!'));

@@ -121,7 +121,7 @@ interface PendingAppend {
 /** One topic's file: its durable records' byte positions, and the group commit that appends to it. */
 class TopicFile {
   /** Byte position of every durable record: record i spans [starts[i], starts[i + 1] ?? size). */
-  private readonly starts: number[] = [];
+  private starts: number[] = [];
   private size = 0;
   private queue: PendingAppend[] = [];
   private flushing = false;
@@ -191,7 +191,7 @@ class TopicFile {
     for (let i = 0; i < count; i++) starts[i] = bytes.readDoubleLE(INDEX_HEAD + i * 8);
     const sane = covered <= fileSize && (count === 0 ? covered === 0 : starts[0] === 0 && starts[count - 1]! < covered && starts.every((v, i) => i === 0 || v > starts[i - 1]!));
     if (!sane) return 0;
-    this.starts.push(...starts);
+    this.starts = starts;
     this.indexed = count;
     return covered;
   }
