@@ -10,6 +10,7 @@ import {
   type Filter,
   type UpdateResult,
 } from '../ports/document-store.ts';
+import { DocumentCache } from './document-cache.ts';
 import { applyUpdate, cloneJson, getPath, matches, regexFor, seedFromFilter, type JsonObject } from './json-documents.ts';
 import { compileFilter, compileSort, fieldExpr, jsonPath, quoteIdent, sqlValue, type TableShape } from './sql-filter.ts';
 
@@ -22,6 +23,8 @@ export interface SqliteDocumentStoreOptions {
   cacheMiB?: number;
   /** How much of the file the reader maps into memory, in MiB (default 1024): reads without system calls. */
   mapMiB?: number;
+  /** Parsed committed documents kept for reads, in MiB of their JSON text (default 16; 0: none). */
+  documentCacheMiB?: number;
 }
 
 /** The SQLite adapter, plus what its own tests look at. */
@@ -268,6 +271,8 @@ interface Entry {
  */
 class Unit {
   readonly entries = new Map<Table, Map<string, Entry>>();
+  /** Ids written to the database, by table: they leave the document cache when the unit ends. */
+  readonly written = new Map<Table, Set<string>>();
 
   of(table: Table): Map<string, Entry> {
     let map = this.entries.get(table);
@@ -278,8 +283,11 @@ class Unit {
   flush(table: Table): void {
     const map = this.entries.get(table);
     if (!map) return;
+    let written = this.written.get(table);
     for (const [id, entry] of map) {
       if (!entry.dirty) continue;
+      if (!written) this.written.set(table, (written = new Set()));
+      written.add(id);
       if (entry.doc === null) {
         if (entry.stored) table.delete(id, entry.stored);
         entry.stored = null;
@@ -327,6 +335,28 @@ function project(doc: JsonObject, projection: Record<string, 1> | undefined): Js
   return out;
 }
 
+/**
+ * The ids a read names when it can be answered document by document: `_id` by equality or `$in`,
+ * other fields by plain scalar equality (checked in memory), no sort, skip or limit below the ids.
+ */
+function idsOnly(filter: JsonObject, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number }): string[] | null {
+  if (options.skip || (options.sort && Object.keys(options.sort).length > 0)) return null;
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === '_id') continue;
+    if (key.startsWith('$') || (value !== null && typeof value === 'object')) return null;
+  }
+  const pinned = pinnedId(filter);
+  if (pinned !== null) return [pinned];
+  const id = filter._id;
+  if (!id || typeof id !== 'object' || Array.isArray(id) || id instanceof RegExp) return null;
+  const condition = id as JsonObject;
+  if (Object.keys(condition).length !== 1 || !Array.isArray(condition.$in)) return null;
+  const values = condition.$in as unknown[];
+  if (!values.every((v): v is string => typeof v === 'string')) return null;
+  const ids = [...new Set(values)];
+  return options.limit && options.limit < ids.length ? null : ids;
+}
+
 /** The `_id` a filter pins down by plain equality, if any. */
 function pinnedId(filter: JsonObject): string | null {
   const id = filter._id;
@@ -358,6 +388,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   /** Tables set up inside the open transaction: a rollback undoes their DDL, so they are set up again. */
   const setUpInTransaction = new Set<string>();
   const units = new AsyncLocalStorage<Unit>();
+  const cache = new DocumentCache((options.documentCacheMiB ?? 16) * 1024 * 1024);
   const mutex = new Mutex();
   let closed = false;
 
@@ -391,6 +422,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       rollback();
       throw error;
     } finally {
+      ended(own);
       release();
     }
   }
@@ -400,6 +432,11 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     if (writer.db.inTransaction) writer.db.exec('ROLLBACK');
     for (const name of setUpInTransaction) tables.delete(name);
     setUpInTransaction.clear();
+  }
+
+  /** After a unit's commit or rollback: what it wrote is read from the database again. */
+  function ended(unit: Unit): void {
+    for (const [t, ids] of unit.written) cache.forget(t.name, ids);
   }
 
   /** A document by id within a unit: from its cache, else from the database (then cached). */
@@ -450,10 +487,33 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       }
       unit.flush(t);
     }
-    const connection = unit ? writer : reader;
+    if (unit) {
+      const { sql, params } = select(t, filter, options);
+      const rows = writer.prepare(sql).all(...params) as Row[];
+      return rows.map((row) => project(JSON.parse(row.doc) as JsonObject, options.projection));
+    }
+    // Committed data: documents come from the cache when it has them.
+    const ids = idsOnly(filter, options);
+    if (ids) {
+      const docs: JsonObject[] = [];
+      const missing: string[] = [];
+      for (const id of ids) {
+        const doc = cache.get(t.name, id);
+        if (doc) docs.push(doc);
+        else missing.push(id);
+      }
+      if (missing.length > 0) {
+        const rows = reader.prepare(`SELECT id, doc FROM ${t.q} WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(missing)) as Row[];
+        for (const row of rows) docs.push(cache.parsed(t.name, row.id, row.doc));
+      }
+      // The ids hold by construction; the other equalities are checked here. In id order, as the id index gives them.
+      const { _id: _ids, ...rest } = filter;
+      const found = (Object.keys(rest).length === 0 ? docs : docs.filter((doc) => matches(doc, rest, t.arrays))).sort((a, b) => (String(a._id) < String(b._id) ? -1 : 1));
+      return (options.limit ? found.slice(0, options.limit) : found).map((doc) => project(doc, options.projection));
+    }
     const { sql, params } = select(t, filter, options);
-    const rows = connection.prepare(sql).all(...params) as Row[];
-    return rows.map((row) => project(JSON.parse(row.doc) as JsonObject, options.projection));
+    const rows = reader.prepare(sql).all(...params) as Row[];
+    return rows.map((row) => project(cache.parsed(t.name, row.id, row.doc), options.projection));
   }
 
   /** Ids of matching documents, for writes (the unit's pending writes to the table are flushed first). */
@@ -614,6 +674,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         rollback();
         throw error;
       } finally {
+        ended(unit);
         release();
       }
     },
@@ -627,6 +688,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
           for (const { name: sideName } of side) writer.db.exec(`DROP TABLE IF EXISTS ${quoteIdent(sideName)}`);
           writer.db.exec(`DROP TABLE IF EXISTS ${quoteIdent(name)}`);
           tables.delete(name);
+          cache.forgetTable(name);
         }
         writer.forget();
         reader.forget();

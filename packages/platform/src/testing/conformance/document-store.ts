@@ -85,21 +85,43 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
         expect(await c.countDocuments()).toBe(5);
       });
 
-      it('returns copies: changing a returned or inserted document does not change the stored one', async () => {
+      it('keeps what it stores: changing an inserted document or one read (where allowed) changes nothing stored', async () => {
         const c = empty();
         const input: Person = { _id: 'x', handle: 'x', age: 1, tags: ['t'], profile: { score: 1, lang: 'no' } };
         await c.insertOne(input);
         input.profile!.score = 99;
         input.tags.push('changed');
+        // Documents read are values: an adapter may hand out copies (MongoDB) or share frozen
+        // ones (SQLite's cache); either way the stored document stays as it was.
+        const attempt = (change: () => void) => {
+          try {
+            change();
+          } catch (error) {
+            expect(error).toBeInstanceOf(TypeError);
+          }
+        };
         const found = (await c.findOne({ _id: 'x' }))!;
-        found.profile!.score = 42;
-        found.tags.push('42');
-        const [listed] = await c.find({ _id: 'x' });
-        listed!.profile!.score = 43;
+        attempt(() => (found.profile!.score = 42));
+        attempt(() => found.tags.push('42'));
+        const [listed] = await c.find({ _id: { $in: ['x'] } });
+        attempt(() => (listed!.profile!.score = 43));
+        const [ranged] = await c.find({ age: { $gte: 1 } });
+        attempt(() => (ranged!.handle = 'changed'));
         const pushed = { at: 1 };
         await c.updateOne({ _id: 'x' }, { $push: { log: pushed }, $set: { settings: { theme: 't' } } });
         pushed.at = 2;
         expect(await c.findOne({ _id: 'x' })).toEqual({ _id: 'x', handle: 'x', age: 1, tags: ['t'], profile: { score: 1, lang: 'no' }, log: [{ at: 1 }], settings: { theme: 't' } });
+      });
+
+      it('finds documents by a list of ids, with an equality on another field, whatever was read before', async () => {
+        const c = await seeded();
+        expect(ids(await c.find({ _id: { $in: ['a'] } }))).toEqual(['a']);
+        expect(ids(await c.find({ _id: { $in: ['c', 'a', 'nobody', 'e', 'a'] } }))).toEqual(['a', 'c', 'e']);
+        expect(ids(await c.find({ _id: { $in: ['a', 'b', 'c', 'd'] }, age: 31 }))).toEqual(['a', 'c']);
+        expect(ids(await c.find({ _id: { $in: ['a', 'b', 'e'] }, city: null }))).toEqual(['e']);
+        expect(ids(await c.find({ _id: { $in: ['a', 'b', 'c'] }, tags: 'y' }))).toEqual(['a', 'b']);
+        expect(await c.find({ _id: { $in: ['a', 'b'] } }, { projection: { handle: 1 } })).toEqual(expect.arrayContaining([{ _id: 'a', handle: 'ann' }, { _id: 'b', handle: 'bob' }]));
+        expect(await c.find({ _id: { $in: [] } })).toEqual([]);
       });
 
       it('counts documents, all or matching a filter', async () => {
@@ -488,6 +510,75 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
           });
         }
         await compare();
+      });
+    });
+
+    describe('reads after writes', () => {
+      // Each case reads first (an adapter may keep what it read), writes, then reads again.
+      const read = async (c: Collection<Person>) => ({
+        one: await c.findOne({ _id: 'a' }),
+        listed: (await c.find({ _id: { $in: ['a', 'b'] } })).map((p) => `${p._id}:${p.age}`).sort(),
+        ranged: (await c.find({ age: { $gte: 0 } }, { sort: { _id: 1 } })).map((p) => `${p._id}:${p.age}`),
+      });
+
+      it('sees every kind of write on the next read', async () => {
+        const c = await seeded();
+        await read(c);
+        await c.updateOne({ _id: 'a' }, { $inc: { age: 1 } });
+        expect((await read(c)).one?.age).toBe(32);
+        await c.updateMany({ city: 'Bergen' }, { $inc: { age: 10 } });
+        expect((await read(c)).listed).toEqual(['a:32', 'b:35']);
+        await c.replaceOne({ _id: 'b' }, { _id: 'b', handle: 'bob', age: 1, tags: [] });
+        expect((await read(c)).listed).toEqual(['a:32', 'b:1']);
+        await c.updateOne({ _id: 'z' }, { $set: { handle: 'zed', age: 9, tags: [] } }, { upsert: true });
+        expect((await c.find({ _id: { $in: ['z'] } })).map((p) => p.age)).toEqual([9]);
+        await c.deleteOne({ _id: 'a' });
+        const afterDelete = await read(c);
+        expect(afterDelete.one).toBeNull();
+        expect(afterDelete.listed).toEqual(['b:1']);
+        await c.deleteMany({ age: { $lt: 10 } });
+        expect((await read(c)).ranged).toEqual(['c:41', 'd:40', 'e:19']);
+        await c.insertOne({ _id: 'a', handle: 'ann', age: 2, tags: [] });
+        expect((await read(c)).one?.age).toBe(2);
+      });
+
+      it('sees what a unit committed, and nothing of a unit that failed', async () => {
+        const c = await seeded();
+        await read(c);
+        await store.transaction(async () => {
+          await c.updateOne({ _id: 'a' }, { $set: { age: 70 } });
+          await c.updateOne({ _id: 'b' }, { $set: { age: 71 } });
+        });
+        expect((await read(c)).listed).toEqual(['a:70', 'b:71']);
+        await expect(
+          store.transaction(async () => {
+            await c.updateOne({ _id: 'a' }, { $set: { age: 1 } });
+            await c.deleteOne({ _id: 'b' });
+            // Read by others while the unit is open, then the unit fails.
+            await Promise.resolve();
+            throw new Error('boom');
+          }),
+        ).rejects.toThrow('boom');
+        expect(await read(c)).toEqual({ one: expect.objectContaining({ age: 70 }), listed: ['a:70', 'b:71'], ranged: ['a:70', 'b:71', 'c:31', 'd:40', 'e:19'] });
+      });
+
+      it('answers reads made while a unit is open with what is committed, and with the unit\'s work after it ends', async () => {
+        const c = await seeded();
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        let wrote!: () => void;
+        const written = new Promise<void>((resolve) => (wrote = resolve));
+        const unit = store.transaction(async () => {
+          await c.updateOne({ _id: 'a' }, { $set: { age: 80 } });
+          await c.find({ tags: 'x' }); // a query inside the unit writes its pending work to the database
+          wrote();
+          await gate;
+        });
+        await written;
+        await read(c); // whatever this sees, the unit's commit must not be hidden by it
+        release();
+        await unit;
+        expect((await read(c)).one?.age).toBe(80);
       });
     });
 
