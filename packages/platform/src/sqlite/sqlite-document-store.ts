@@ -23,7 +23,7 @@ export interface SqliteDocumentStoreOptions {
   cacheMiB?: number;
   /** How much of the file the reader maps into memory, in MiB (default 1024): reads without system calls. */
   mapMiB?: number;
-  /** Parsed committed documents kept for reads, in MiB of their JSON text (default 16; 0: none). */
+  /** Parsed committed documents kept for reads, in MiB of their JSON text (default 8; 0: none): a few thousand Casties and people, a few tens of MB of heap. */
   documentCacheMiB?: number;
 }
 
@@ -388,7 +388,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   /** Tables set up inside the open transaction: a rollback undoes their DDL, so they are set up again. */
   const setUpInTransaction = new Set<string>();
   const units = new AsyncLocalStorage<Unit>();
-  const cache = new DocumentCache((options.documentCacheMiB ?? 16) * 1024 * 1024);
+  const cache = new DocumentCache((options.documentCacheMiB ?? 8) * 1024 * 1024);
   const mutex = new Mutex();
   let closed = false;
 
