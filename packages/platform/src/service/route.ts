@@ -25,9 +25,31 @@ export interface RouteContext<E extends Endpoint<any, any, any, any, any>> {
   wrote(positions: readonly LogPosition[]): void;
 }
 
-/** The success body without `status`, which the route adds. */
+/**
+ * JSON text that stands for a value of type `T`, written into a response as it is: for parts
+ * of an answer kept serialized (see CastieObjects). The route checks the whole answer against
+ * the contract when responses are checked, so it is held to the same schema as any value.
+ */
+export class RawJson<T> {
+  declare readonly value?: T;
+  constructor(readonly text: string) {}
+}
+
+type Success<E extends Endpoint<any, any, any, any, any>> = Omit<z.input<E['response']>, 'status'>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** The success body without `status`, which the route adds; any top-level member may be RawJson. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type RouteResult<E extends Endpoint<any, any, any, any, any>> = Omit<z.input<E['response']>, 'status'>;
+export type RouteResult<E extends Endpoint<any, any, any, any, any>> = { [K in keyof Success<E>]: Success<E>[K] | RawJson<Success<E>[K]> };
+
+/** `{"status":200,...}` with RawJson members written as they are (undefined ones left out, as JSON.stringify does). */
+function withRawMembers(result: Record<string, unknown>): string {
+  let text = '{"status":200';
+  for (const [key, value] of Object.entries(result)) {
+    if (value === undefined) continue;
+    text += `,${JSON.stringify(key)}:${value instanceof RawJson ? value.text : JSON.stringify(value)}`;
+  }
+  return `${text}}`;
+}
 
 export interface RouteOptions {
   /** Validate every response against the contract (tests; cheap enough to keep on). */
@@ -79,13 +101,16 @@ export function route<E extends Endpoint<any, any, any, any, any>>(
             written = mergePositions(written, positions);
           },
         } as RouteContext<E>;
-        const result = await handler(ctx);
-        const body = { status: 200, ...(result as object) };
+        const result = (await handler(ctx)) as Record<string, unknown>;
+        const raw = Object.values(result).some((v) => v instanceof RawJson);
+        const text = raw ? withRawMembers(result) : null;
+        const body = text === null ? { status: 200, ...result } : text;
         if (options.checkResponses) {
-          const checked = endpoint.response.safeParse(body);
+          const checked = endpoint.response.safeParse(text === null ? body : JSON.parse(text));
           if (!checked.success) throw new Error(`response of ${endpoint.method} ${url} breaks its contract: ${checked.error.message}`);
         }
         if (written.length > 0) reply.header(internalHeaders.written, formatPositions(written));
+        if (text !== null) reply.type('application/json; charset=utf-8');
         return body;
       },
     });

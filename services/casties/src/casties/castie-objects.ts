@@ -1,5 +1,5 @@
 import { apiDate, apiTime, castieAnswerable, castieEnded, type CastieObject, type DetailedCastie, type ForecastObject, type ForecastOption, type UserForecast } from '@castie/contracts';
-import type { Clock, Collection } from '@castie/platform';
+import { RawJson, type Clock, type Collection } from '@castie/platform';
 import type { People, PersonDoc } from '@castie/reference';
 import { commentCounts, type CommentCountDoc } from '../comments/read-model.ts';
 import { forecastDocId, frodadsWhoForecast, type ForecasterDoc, type ForecastDoc, type RosterDoc } from '../forecasting/read-model.ts';
@@ -23,12 +23,28 @@ function dateTime(instant: string, timeZone: string): { date: string; time: stri
   return found;
 }
 
+/** The members of a Castie object that are the same for every viewer, serialized (see `shared`). */
+interface Fragment {
+  /** The members without the braces: `"uuid":…,"question":…,…,"forecasts":[…]`. */
+  members: string;
+  /** The forecasts array alone (search repeats it as forecast_options). */
+  forecasts: string;
+}
+
 /**
  * Turns read-model documents into the API's Castie objects for one requester: the parts that
  * depend on the requester (their forecast, their friends' forecasts) are fetched for a whole page
  * at once, in a fixed number of indexed queries.
+ *
+ * The other parts (question, options with percentages, dates, counts) depend on the view alone,
+ * so their JSON is made once per version of a view and joined with the per-viewer parts. A view
+ * read from the store's document cache is the same frozen object until a commit changes it, so
+ * a WeakMap on it is invalidated by the projection's commit, and bounded by the cache. (A store
+ * that hands out copies, such as MongoDB, just misses every time.)
  */
 export class CastieObjects {
+  readonly #fragments = new WeakMap<CastieView, Fragment>();
+
   constructor(
     private readonly deps: {
       views: Collection<CastieView>;
@@ -64,21 +80,17 @@ export class CastieObjects {
       }));
   }
 
-  private core(requesterId: string, view: CastieView, submitter: PersonDoc | undefined, mine: ForecastDoc | undefined, friendCount: number, comments: number, now: Date) {
+  /** The members that depend on the view alone. */
+  private shared(view: CastieView) {
     const tz = this.deps.timeZone;
     const createdAt = view.createdAt ?? view.lastForecastAt ?? '';
     const last = dateTime(view.lastForecastAt ?? createdAt, tz);
     const created = dateTime(createdAt, tz);
-    const userForecast: UserForecast | undefined = mine
-      ? { forecast_text: mine.text, forecast_id: mine.forecastId, is_correct: mine.correct === true, ...(mine.answerId !== null ? { answer_id: mine.answerId } : {}) }
-      : undefined;
     return {
       uuid: view._id,
       question: view.question,
       groupSlug: view.groupSlug,
       showUsername: view.showUsername,
-      // A creator who chose not to show their handle is shown to nobody but themselves.
-      submitter: view.showUsername || view.creatorId === requesterId ? (submitter?.handle ?? '') : '',
       createdAtDate: created.date,
       createdAtTime: created.time,
       lastForecastedDate: last.date,
@@ -88,10 +100,6 @@ export class CastieObjects {
       openEnded: view.endsAt === null,
       endDate: view.endDate,
       endTime: view.endTime,
-      ...(userForecast ? { userForecast } : {}),
-      is_answerable: castieAnswerable(view, now),
-      friendCount,
-      commentsCount: comments,
       answerSubmitted: view.answered,
       correctIndex: view.answered ? view.correctText : null,
       forecastsCount: view.forecastsCount,
@@ -99,9 +107,36 @@ export class CastieObjects {
     };
   }
 
+  private fragment(view: CastieView): Fragment {
+    let found = this.#fragments.get(view);
+    if (!found) {
+      const { forecasts, ...rest } = this.shared(view);
+      const forecastsJson = JSON.stringify(forecasts);
+      found = { members: `${JSON.stringify(rest).slice(1, -1)},"forecasts":${forecastsJson}`, forecasts: forecastsJson };
+      // Only frozen views are the same object until they change (see the class comment).
+      if (Object.isFrozen(view)) this.#fragments.set(view, found);
+    }
+    return found;
+  }
+
+  /** The members that depend on the requester, the time, the creator's person and other read models. */
+  private personal(requesterId: string, view: CastieView, submitter: PersonDoc | undefined, mine: ForecastDoc | undefined, friendCount: number, comments: number, now: Date) {
+    const userForecast: UserForecast | undefined = mine
+      ? { forecast_text: mine.text, forecast_id: mine.forecastId, is_correct: mine.correct === true, ...(mine.answerId !== null ? { answer_id: mine.answerId } : {}) }
+      : undefined;
+    return {
+      // A creator who chose not to show their handle is shown to nobody but themselves.
+      submitter: view.showUsername || view.creatorId === requesterId ? (submitter?.handle ?? '') : '',
+      ...(userForecast ? { userForecast } : {}),
+      is_answerable: castieAnswerable(view, now),
+      friendCount,
+      commentsCount: comments,
+    };
+  }
+
   /** Castie objects (home, group, search) indexed by uuid, in the order given. */
-  async list(requesterId: string, views: readonly CastieView[], options: { forecastOptions?: boolean } = {}): Promise<Record<string, CastieObject>> {
-    if (views.length === 0) return {};
+  async list(requesterId: string, views: readonly CastieView[], options: { forecastOptions?: boolean } = {}): Promise<RawJson<Record<string, CastieObject>>> {
+    if (views.length === 0) return new RawJson('{}');
     const now = this.deps.clock.now();
     const ids = views.map((v) => v._id);
     const { people } = this.deps;
@@ -117,13 +152,18 @@ export class CastieObjects {
     const mineBy = new Map(mine.map((f) => [f.castieId, f]));
     // A private person's forecasts are theirs alone, friends included (spec: Authentication).
     const shown = (userId: string) => persons.has(userId) && !persons.get(userId)!.isPrivate;
-    const out: Record<string, CastieObject> = {};
+    const members: string[] = [];
+    const seen = new Set<string>();
     for (const view of views) {
+      if (seen.has(view._id)) continue;
+      seen.add(view._id);
       const friends = (friendsOnPage.get(view._id) ?? []).filter(shown);
-      const core = this.core(requesterId, view, persons.get(view.creatorId), mineBy.get(view._id), friends.length, comments.get(view._id) ?? 0, now);
-      out[view._id] = { ...core, friendPics: friends.map((id) => persons.get(id)?.profPic ?? ''), ...(options.forecastOptions ? { forecast_options: core.forecasts } : {}) };
+      const own = this.personal(requesterId, view, persons.get(view.creatorId), mineBy.get(view._id), friends.length, comments.get(view._id) ?? 0, now);
+      const fragment = this.fragment(view);
+      const personal = JSON.stringify({ ...own, friendPics: friends.map((id) => persons.get(id)?.profPic ?? '') }).slice(1, -1);
+      members.push(`${JSON.stringify(view._id)}:{${fragment.members},${personal}${options.forecastOptions ? `,"forecast_options":${fragment.forecasts}` : ''}}`);
     }
-    return out;
+    return new RawJson(`{${members.join(',')}}`);
   }
 
   /** The detailed Castie object: friendForecasts by forecast id instead of friendPics. */
@@ -150,7 +190,7 @@ export class CastieObjects {
         ...(ended && f.correct === true ? { is_correct: true as const } : {}),
       };
     }
-    return { ...this.core(requesterId, view, persons.get(view.creatorId), mine ?? undefined, friendly.length, comments.get(view._id) ?? 0, now), friendForecasts: friendMap };
+    return { ...this.shared(view), ...this.personal(requesterId, view, persons.get(view.creatorId), mine ?? undefined, friendly.length, comments.get(view._id) ?? 0, now), friendForecasts: friendMap };
   }
 
   /** Forecast objects (profile stats, group accuracy) indexed by forecast id, newest first. */

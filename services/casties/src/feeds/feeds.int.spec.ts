@@ -117,6 +117,50 @@ describe('profiles, group pages, leaderboards', () => {
   });
 });
 
+describe('what a page shows after a change', () => {
+  // Pages keep the viewer-independent JSON of each Castie between requests: every change must
+  // still show on the very next read, of the home tab, the group page and search alike.
+  it('shows each forecast, comment, answer and deleted frodad on the next read', async () => {
+    const [carl, dana, erin] = [await fx.person('carl'), await fx.person('dana'), await fx.person('erin')];
+    await fx.group('news');
+    for (const p of [carl, dana, erin]) await fx.follow(p, 'news');
+    await fx.befriend(carl, dana);
+    const uuid = await fx.castie(carl, open('news', 'Will the paper print a correction?'));
+    const [yes, no] = Object.keys((await fx.get(`/api/casties/${uuid}/answer/`, carl)).body.answer_options).map(Number);
+    const seen = async () => {
+      const home = api.casties.home.response.parse((await fx.get('/api/home/following/?groups=news', carl)).body).casties![uuid]!;
+      const group = api.casties.group.response.parse((await fx.get('/api/groups/news/', carl)).body).casties![uuid]!;
+      const search = (await fx.get('/api/search/casties/?q=correction', carl)).body.search_results[uuid];
+      expect(group).toEqual(home);
+      expect(search).toEqual({ ...home, forecast_options: home.forecasts });
+      return home;
+    };
+    const percent = (c: Awaited<ReturnType<typeof seen>>) => c.forecasts.map((f) => f.percentage);
+    expect(await seen()).toMatchObject({ forecastsCount: 0, friendCount: 0, friendPics: [], commentsCount: 0, answerSubmitted: false });
+
+    await fx.post(`/api/casties/${uuid}/forecast/`, dana, { answer_id: yes });
+    let now = await seen();
+    expect(now).toMatchObject({ forecastsCount: 1, friendCount: 1, commentsCount: 0 });
+    expect(percent(now)).toEqual([100, 0]);
+    await fx.post(`/api/casties/${uuid}/forecast/`, erin, { answer_id: no });
+    now = await seen();
+    expect(now).toMatchObject({ forecastsCount: 2, friendCount: 1 });
+    expect(percent(now)).toEqual([50, 50]);
+
+    await fx.post(`/api/casties/${uuid}/comment/`, erin, { commentText: 'they never do' });
+    expect(await seen()).toMatchObject({ commentsCount: 1 });
+
+    await fx.post(`/api/casties/${uuid}/answer/`, carl, { answer_id: yes });
+    now = await seen();
+    expect(now).toMatchObject({ answerSubmitted: true, is_answerable: false });
+    expect(now.forecasts.map((f) => f.is_correct ?? false)).toEqual([true, false]);
+
+    await fx.deleteAccount(dana);
+    now = await seen();
+    expect(now).toMatchObject({ friendCount: 0, friendPics: [] });
+  });
+});
+
 describe('rebuilding the read models', () => {
   it('answers the same after dropping the read models and replaying the log', async () => {
     const urls = ['/api/home/spicy/', '/api/home/new/?limit=2', `/api/casties/${uuids.derby}/`, '/api/search/casties/?q=surprise', '/api/profile/ada/stats/', '/api/groups/sports/', '/api/leaderboard/sports/'];
