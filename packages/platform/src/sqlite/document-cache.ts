@@ -20,16 +20,25 @@ export class DocumentCache {
     this.#lru = maxBytes > 0 ? new LRUCache<string, JsonObject>({ maxSize: maxBytes }) : null;
   }
 
-  /** The cached document, if any. */
-  get(table: string, id: string): JsonObject | undefined {
-    return this.#lru?.get(key(table, id));
+  /**
+   * The cached document; `null` when the database is known to have none (a page asks for the
+   * viewer's forecasts on every Castie, most of which do not exist); undefined when unknown.
+   */
+  get(table: string, id: string): JsonObject | null | undefined {
+    const found = this.#lru?.get(key(table, id));
+    return found === ABSENT ? null : found;
+  }
+
+  /** Remembers that the database has no such document (until a commit writes it). */
+  absent(table: string, id: string): void {
+    this.#lru?.set(key(table, id), ABSENT, { size: 16 + id.length });
   }
 
   /** The document a committed row holds: the cached one, else parsed from its text (then cached). */
   parsed(table: string, id: string, text: string): JsonObject {
     const k = key(table, id);
     const cached = this.#lru?.get(k);
-    if (cached) return cached;
+    if (cached && cached !== ABSENT) return cached;
     const doc = deepFreeze(JSON.parse(text) as JsonObject);
     // A document larger than the whole cache is not kept (lru-cache would refuse it anyway).
     this.#lru?.set(k, doc, { size: Math.max(1, text.length) });
@@ -53,6 +62,8 @@ export class DocumentCache {
     this.#lru?.clear();
   }
 }
+
+const ABSENT: JsonObject = Object.freeze({});
 
 const key = (table: string, id: string): string => `${table}\u0000${id}`;
 

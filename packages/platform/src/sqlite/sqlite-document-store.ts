@@ -500,11 +500,16 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       for (const id of ids) {
         const doc = cache.get(t.name, id);
         if (doc) docs.push(doc);
-        else missing.push(id);
+        else if (doc === undefined) missing.push(id);
       }
       if (missing.length > 0) {
         const rows = reader.prepare(`SELECT id, doc FROM ${t.q} WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(missing)) as Row[];
-        for (const row of rows) docs.push(cache.parsed(t.name, row.id, row.doc));
+        const found = new Set<string>();
+        for (const row of rows) {
+          docs.push(cache.parsed(t.name, row.id, row.doc));
+          found.add(row.id);
+        }
+        for (const id of missing) if (!found.has(id)) cache.absent(t.name, id);
       }
       // The ids hold by construction; the other equalities are checked here. In id order, as the id index gives them.
       const { _id: _ids, ...rest } = filter;

@@ -102,6 +102,17 @@ function includesNumber(roster: string, number: string): boolean {
   return false;
 }
 
+/** Rosters decoded once per version: a roster the document cache hands out is frozen until it changes. */
+const decoded = new WeakMap<RosterDoc, Buffer>();
+function packedNumbers(roster: RosterDoc): Buffer {
+  let packed = decoded.get(roster);
+  if (!packed) {
+    packed = Buffer.from(roster.forecasters, 'hex');
+    if (Object.isFrozen(roster)) decoded.set(roster, packed);
+  }
+  return packed;
+}
+
 /**
  * Which of a viewer's frodads forecast each Castie of a page: two indexed lookups (the frodads'
  * numbers, the Casties' rosters) and a pass over the rosters in memory, whatever the number of
@@ -127,7 +138,7 @@ export async function frodadsWhoForecast(
   const bits = new Uint8Array(((max - min) >> 3) + 1);
   for (const { n } of numbers) bits[(n - min) >> 3]! |= 1 << ((n - min) & 7);
   for (const roster of rosters) {
-    const packed = Buffer.from(roster.forecasters, 'hex');
+    const packed = packedNumbers(roster);
     let found: string[] | undefined;
     for (let i = 0; i + 4 <= packed.length; i += 4) {
       const n = packed.readUInt32BE(i);

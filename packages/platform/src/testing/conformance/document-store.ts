@@ -530,6 +530,8 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
         expect((await read(c)).listed).toEqual(['a:32', 'b:35']);
         await c.replaceOne({ _id: 'b' }, { _id: 'b', handle: 'bob', age: 1, tags: [] });
         expect((await read(c)).listed).toEqual(['a:32', 'b:1']);
+        expect(await c.find({ _id: { $in: ['z'] } })).toEqual([]);
+        expect(await c.findOne({ _id: 'z' })).toBeNull();
         await c.updateOne({ _id: 'z' }, { $set: { handle: 'zed', age: 9, tags: [] } }, { upsert: true });
         expect((await c.find({ _id: { $in: ['z'] } })).map((p) => p.age)).toEqual([9]);
         await c.deleteOne({ _id: 'a' });
