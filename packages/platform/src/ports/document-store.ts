@@ -154,6 +154,11 @@ export interface Collection<T extends Doc> {
    */
   inAtomicUnit(): boolean;
 
+  /*
+   * Documents read are values: an adapter may hand out copies (MongoDB) or share one deeply
+   * frozen object between readers until a commit changes it (SQLite's document cache), so a
+   * caller never changes a document it read (it would throw), and may key a WeakMap on one.
+   */
   findOne(filter: Filter<T>, options?: { sort?: Sort<T> }): Promise<T | null>;
   findOne<K extends Path<T> & keyof T>(filter: Filter<T>, options: { sort?: Sort<T>; projection: FieldProjection<K> }): Promise<Pick<T, K | '_id'> | null>;
   find(filter: Filter<T>, options?: FindOptions<T>): Promise<T[]>;
