@@ -10,8 +10,8 @@ import type { JsonObject } from './json-documents.ts';
  * wrote and they leave the cache right after it (and after a rollback, since in memory the reader
  * is the writer). Only reads of committed data fill it, never a unit of work's own reads. Entries
  * are deeply frozen: a caller that changed a shared document would change it for every reader,
- * so it fails at once instead. Bounded by the size of the documents' JSON text, least recently
- * used first out.
+ * so it fails at once instead. Bounded by an estimate of the heap the entries take (three times
+ * their JSON text), least recently used first out.
  */
 export class DocumentCache {
   readonly #lru: LRUCache<string, JsonObject> | null;
@@ -31,7 +31,7 @@ export class DocumentCache {
 
   /** Remembers that the database has no such document (until a commit writes it). */
   absent(table: string, id: string): void {
-    this.#lru?.set(key(table, id), ABSENT, { size: 16 + id.length });
+    this.#lru?.set(key(table, id), ABSENT, { size: heapEstimate(id.length) });
   }
 
   /** The document a committed row holds: the cached one, else parsed from its text (then cached). */
@@ -40,8 +40,7 @@ export class DocumentCache {
     const cached = this.#lru?.get(k);
     if (cached && cached !== ABSENT) return cached;
     const doc = deepFreeze(JSON.parse(text) as JsonObject);
-    // A document larger than the whole cache is not kept (lru-cache would refuse it anyway).
-    this.#lru?.set(k, doc, { size: Math.max(1, text.length) });
+    this.#lru?.set(k, doc, { size: heapEstimate(text.length) });
     return doc;
   }
 
@@ -64,6 +63,9 @@ export class DocumentCache {
 }
 
 const ABSENT: JsonObject = Object.freeze({});
+
+/** Parsed JSON takes about three times its text on the heap, plus the entry and its key. */
+const heapEstimate = (chars: number): number => 3 * chars + 160;
 
 const key = (table: string, id: string): string => `${table}\u0000${id}`;
 

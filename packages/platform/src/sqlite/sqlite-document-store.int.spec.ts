@@ -126,4 +126,19 @@ describe('sqlite document store', () => {
     await expect(loose.insertOne({ _id: 'x', list: ['a'] })).rejects.toThrow(/declare it in the collection's arrays/);
     expect(() => store.collection(collectionSpec<Doc & { list: string[] }>({ name: 'loose', arrays: ['list'] }))).toThrow(/declared twice/);
   });
+
+  it('refuses a write made after its unit of work ended, and keeps reads true to what is committed', async () => {
+    const store = open();
+    const c = store.collection(views);
+    await c.insertOne(view(1));
+    expect((await c.findOne({ _id: 'c00001' }))?.forecasts).toBe(0);
+    let late!: Promise<unknown>;
+    await store.transaction(async () => {
+      await c.updateOne({ _id: 'c00001' }, { $set: { forecasts: 1 } });
+      // Not awaited inside the unit: it would commit on its own, outside the unit's atomicity.
+      late = new Promise((resolve) => setTimeout(resolve, 20)).then(() => c.updateOne({ _id: 'c00001' }, { $set: { forecasts: 2 } }));
+    });
+    await expect(late).rejects.toThrow(/after its unit of work ended/);
+    expect((await c.findOne({ _id: 'c00001' }))?.forecasts).toBe(1);
+  });
 });

@@ -23,7 +23,7 @@ export interface SqliteDocumentStoreOptions {
   cacheMiB?: number;
   /** How much of the file the reader maps into memory, in MiB (default 1024): reads without system calls. */
   mapMiB?: number;
-  /** Parsed committed documents kept for reads, in MiB of their JSON text (default 8; 0: none): a few thousand Casties and people, a few tens of MB of heap. */
+  /** Parsed committed documents kept for reads, in MiB of estimated heap (default 16; 0: none): about 5 MB of JSON, thousands of Casties and people. */
   documentCacheMiB?: number;
 }
 
@@ -271,6 +271,8 @@ interface Entry {
  */
 class Unit {
   readonly entries = new Map<Table, Map<string, Entry>>();
+  /** Committed or rolled back: a write still made in its async context is a bug (it would escape the unit). */
+  ended = false;
   /** Ids written to the database, by table: they leave the document cache when the unit ends. */
   readonly written = new Map<Table, Set<string>>();
 
@@ -330,6 +332,8 @@ function project(doc: JsonObject, projection: Record<string, 1> | undefined): Js
     const keys = path.split('.');
     let at = out;
     for (const key of keys.slice(0, -1)) at = (at[key] ??= {}) as JsonObject;
+    // MongoDB refuses overlapping paths too; here the inner object may be a shared frozen one.
+    if (Object.isFrozen(at)) throw new Error(`projection paths collide at ${path}`);
     at[keys.at(-1)!] = value;
   }
   return out;
@@ -337,13 +341,15 @@ function project(doc: JsonObject, projection: Record<string, 1> | undefined): Js
 
 /**
  * The ids a read names when it can be answered document by document: `_id` by equality or `$in`,
- * other fields by plain scalar equality (checked in memory), no sort, skip or limit below the ids.
+ * other top-level fields by equality to a string or null (checked in memory, where they mean
+ * what SQL makes of them; numbers and booleans do not, SQL reads true as 1), no sort, skip or
+ * limit below the ids.
  */
 function idsOnly(filter: JsonObject, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number }): string[] | null {
   if (options.skip || (options.sort && Object.keys(options.sort).length > 0)) return null;
   for (const [key, value] of Object.entries(filter)) {
     if (key === '_id') continue;
-    if (key.startsWith('$') || (value !== null && typeof value === 'object')) return null;
+    if (key.startsWith('$') || key.includes('.') || (value !== null && typeof value !== 'string')) return null;
   }
   const pinned = pinnedId(filter);
   if (pinned !== null) return [pinned];
@@ -388,7 +394,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   /** Tables set up inside the open transaction: a rollback undoes their DDL, so they are set up again. */
   const setUpInTransaction = new Set<string>();
   const units = new AsyncLocalStorage<Unit>();
-  const cache = new DocumentCache((options.documentCacheMiB ?? 8) * 1024 * 1024);
+  const cache = new DocumentCache((options.documentCacheMiB ?? 16) * 1024 * 1024);
   const mutex = new Mutex();
   let closed = false;
 
@@ -408,6 +414,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   /** Runs a write as part of the current unit, or as a unit of its own. */
   async function writing<R>(fn: (unit: Unit) => R): Promise<R> {
     const unit = units.getStore();
+    if (unit?.ended) throw new Error('a write after its unit of work ended: await every write inside the unit');
     if (unit) return fn(unit);
     const release = await mutex.lock();
     const own = new Unit();
@@ -436,6 +443,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
 
   /** After a unit's commit or rollback: what it wrote is read from the database again. */
   function ended(unit: Unit): void {
+    unit.ended = true;
     for (const [t, ids] of unit.written) cache.forget(t.name, ids);
   }
 
@@ -478,7 +486,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   }
 
   function query(t: Table, filter: JsonObject, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number; projection?: Record<string, 1> }): JsonObject[] {
-    const unit = units.getStore();
+    const found = units.getStore();
+    const unit = found?.ended ? undefined : found;
     if (unit) {
       const id = pinnedId(filter);
       if (id !== null && !options.skip) {
@@ -487,7 +496,9 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       }
       unit.flush(t);
     }
-    if (unit) {
+    // In memory the reader is the writer: while a unit is open it sees the unit's flushed writes,
+    // which the cache must neither serve over nor keep.
+    if (unit || (memory && writer.db.inTransaction)) {
       const { sql, params } = select(t, filter, options);
       const rows = writer.prepare(sql).all(...params) as Row[];
       return rows.map((row) => project(JSON.parse(row.doc) as JsonObject, options.projection));

@@ -566,6 +566,7 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
 
       it('answers reads made while a unit is open with what is committed, and with the unit\'s work after it ends', async () => {
         const c = await seeded();
+        await read(c); // what was read before the unit began
         let release!: () => void;
         const gate = new Promise<void>((resolve) => (release = resolve));
         let wrote!: () => void;
@@ -577,8 +578,15 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
           await gate;
         });
         await written;
-        await read(c); // whatever this sees, the unit's commit must not be hidden by it
-        release();
+        // Whatever these see (committed data, or the unit's own), it matches the filter, and
+        // the unit's commit is not hidden by it.
+        try {
+          await read(c);
+          for (const doc of await c.find({ _id: { $in: ['a', 'b'] }, handle: 'ann' })) expect(doc.handle).toBe('ann');
+          for (const doc of await c.find({ age: 80 })) expect(doc.age).toBe(80);
+        } finally {
+          release();
+        }
         await unit;
         expect((await read(c)).one?.age).toBe(80);
       });
