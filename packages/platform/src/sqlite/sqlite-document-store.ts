@@ -486,8 +486,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   }
 
   function query(t: Table, filter: JsonObject, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number; projection?: Record<string, 1> }): JsonObject[] {
-    const found = units.getStore();
-    const unit = found?.ended ? undefined : found;
+    const current = units.getStore();
+    const unit = current?.ended ? undefined : current;
     if (unit) {
       const id = pinnedId(filter);
       if (id !== null && !options.skip) {
@@ -515,17 +515,17 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       }
       if (missing.length > 0) {
         const rows = reader.prepare(`SELECT id, doc FROM ${t.q} WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(missing)) as Row[];
-        const found = new Set<string>();
+        const present = new Set<string>();
         for (const row of rows) {
           docs.push(cache.parsed(t.name, row.id, row.doc));
-          found.add(row.id);
+          present.add(row.id);
         }
-        for (const id of missing) if (!found.has(id)) cache.absent(t.name, id);
+        for (const id of missing) if (!present.has(id)) cache.absent(t.name, id);
       }
       // The ids hold by construction; the other equalities are checked here. In id order, as the id index gives them.
       const { _id: _ids, ...rest } = filter;
-      const found = (Object.keys(rest).length === 0 ? docs : docs.filter((doc) => matches(doc, rest, t.arrays))).sort((a, b) => (String(a._id) < String(b._id) ? -1 : 1));
-      return (options.limit ? found.slice(0, options.limit) : found).map((doc) => project(doc, options.projection));
+      const matching = (Object.keys(rest).length === 0 ? docs : docs.filter((doc) => matches(doc, rest, t.arrays))).sort((a, b) => (String(a._id) < String(b._id) ? -1 : 1));
+      return (options.limit ? matching.slice(0, options.limit) : matching).map((doc) => project(doc, options.projection));
     }
     const { sql, params } = select(t, filter, options);
     const rows = reader.prepare(sql).all(...params) as Row[];
