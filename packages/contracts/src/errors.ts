@@ -24,6 +24,8 @@ export const errorStatus = {
   payload_too_large: 400,
   headers_too_large: 431,
   too_many_requests: 429,
+  /** A service is rebuilding its read models (operators asked for it); try again shortly. */
+  service_unavailable: 503,
   server_error: 500,
 } as const;
 export type ErrorType = keyof typeof errorStatus;

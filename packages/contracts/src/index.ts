@@ -14,6 +14,7 @@ export * from './api/groups.ts';
 export * from './api/casties.ts';
 export * from './api/notifications.ts';
 export * from './api/all.ts';
+export * from './api/read-models-admin.ts';
 export * from './game/levels.ts';
 export * from './api/people.ts';
 export * from './api/time.ts';

@@ -11,6 +11,8 @@ export * from './service/errors.ts';
 export * from './service/positions.ts';
 export * from './service/decider.ts';
 export * from './service/projections.ts';
+export * from './service/managed-read-models.ts';
+export * from './service/dead-letters.ts';
 export * from './embedded/file-event-log.ts';
 export * from './embedded/log-event-store.ts';
 

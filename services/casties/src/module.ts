@@ -1,5 +1,5 @@
 import { castieEvents, CASTIES_TOPIC, groupEvents, identityEvents, socialEvents } from '@castie/contracts';
-import { startProjections, type DocumentStore, type EventLog, type Projection, type ProjectionRunner, type ServiceModule } from '@castie/platform';
+import { ManagedReadModels, type DocumentStore, type EventLog, type Projection, type ServiceModule } from '@castie/platform';
 import { groupsProjections, peopleProjections } from '@castie/reference';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildCastiesApp } from './app.ts';
@@ -20,8 +20,8 @@ export const castiesProjections = (store: DocumentStore): Projection[] => [
 ];
 
 /** Starts the casties service's read models and resolves once they applied what the log held at start. */
-export async function startCastiesReadModels(options: { log: EventLog; documents: DocumentStore; logger?: FastifyBaseLogger }): Promise<ProjectionRunner> {
-  const runner = await startProjections({
+export async function startCastiesReadModels(options: { log: EventLog; documents: DocumentStore; logger?: FastifyBaseLogger }): Promise<ManagedReadModels> {
+  return ManagedReadModels.start({
     group: 'casties-read',
     log: options.log,
     store: options.documents,
@@ -29,8 +29,6 @@ export async function startCastiesReadModels(options: { log: EventLog; documents
     projections: castiesProjections(options.documents),
     ...(options.logger ? { logger: options.logger } : {}),
   });
-  await runner.caughtUp();
-  return runner;
 }
 
 /** The casties service as the system composes it. */
@@ -42,6 +40,7 @@ export function castiesModule(): ServiceModule {
       const readModels = await startCastiesReadModels({ log: deps.log, documents: deps.documents, ...(logger ? { logger } : {}) });
       const store = await deps.eventStore(CASTIES_TOPIC);
       const app = buildCastiesApp({ store, documents: deps.documents, readModels, clock: deps.clock, timeZone: deps.timeZone, checkResponses: deps.checkResponses, ...(logger ? { logger } : {}) });
+      readModels.install(app, 'casties', { checkResponses: deps.checkResponses });
       const policy = await startAccountDeletedPolicy({ log: deps.log, store, documents: deps.documents, clock: deps.clock, readModels, ...(logger ? { logger } : {}) });
       return {
         app,

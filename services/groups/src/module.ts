@@ -1,12 +1,12 @@
 import { castieEvents, groupEvents, GROUPS_TOPIC, identityEvents, socialEvents } from '@castie/contracts';
-import { startProjections, type DocumentStore, type EventLog, type ProjectionRunner, type ServiceModule } from '@castie/platform';
+import { ManagedReadModels, type DocumentStore, type EventLog, type ServiceModule } from '@castie/platform';
 import { groupsProjections, peopleProjections } from '@castie/reference';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildGroupsApp } from './app.ts';
 
 /** The read models of the groups service: its copies of people, friendships and groups, replayed to the log's end. */
-export async function startGroupsReadModels(options: { log: EventLog; documents: DocumentStore; logger?: FastifyBaseLogger }): Promise<ProjectionRunner> {
-  const runner = await startProjections({
+export async function startGroupsReadModels(options: { log: EventLog; documents: DocumentStore; logger?: FastifyBaseLogger }): Promise<ManagedReadModels> {
+  return ManagedReadModels.start({
     group: 'groups-read',
     log: options.log,
     store: options.documents,
@@ -14,8 +14,6 @@ export async function startGroupsReadModels(options: { log: EventLog; documents:
     projections: [...peopleProjections(options.documents), ...groupsProjections(options.documents)],
     ...(options.logger ? { logger: options.logger } : {}),
   });
-  await runner.caughtUp();
-  return runner;
 }
 
 /** The groups service as the system composes it. */
@@ -33,6 +31,7 @@ export function groupsModule(): ServiceModule {
         checkResponses: deps.checkResponses,
         ...(deps.logger ? { logger: deps.logger } : {}),
       });
+      runner.install(app, 'groups', { checkResponses: deps.checkResponses });
       return { app, close: () => runner.stop() };
     },
   };

@@ -1,5 +1,5 @@
 import { castieEvents, groupEvents, identityEvents, NOTIFICATIONS_TOPIC, notificationEvents, socialEvents } from '@castie/contracts';
-import { createServiceApp, startProjections, type ServiceModule } from '@castie/platform';
+import { createServiceApp, ManagedReadModels, type ServiceModule } from '@castie/platform';
 import { GroupDirectory, groupsProjections, People, peopleProjections } from '@castie/reference';
 import { activityRoutes } from './activity/routes.ts';
 import { notificationsContext } from './context.ts';
@@ -17,7 +17,7 @@ export function notificationsModule(): ServiceModule {
       const store = deps.documents;
       const people = new People(store, deps.timeZone);
       const groups = new GroupDirectory(store, people);
-      const runner = await startProjections({
+      const runner = await ManagedReadModels.start({
         group: 'notifications-read',
         log: deps.log,
         store,
@@ -25,11 +25,11 @@ export function notificationsModule(): ServiceModule {
         projections: [...peopleProjections(store), ...groupsProjections(store), notificationsProjection(store)],
         ...(deps.logger ? { logger: deps.logger } : {}),
       });
-      await runner.caughtUp();
       const app = createServiceApp({ name: 'notifications', readModels: runner, ...(deps.logger ? { logger: deps.logger } : {}) });
       const ctx = notificationsContext({ inbox: await deps.eventStore(NOTIFICATIONS_TOPIC), documents: store, people, groups, clock: deps.clock, timeZone: deps.timeZone, checkResponses: deps.checkResponses });
       activityRoutes(app, ctx);
       countsRoutes(app, ctx);
+      runner.install(app, 'notifications', { checkResponses: deps.checkResponses });
       return { app, close: () => runner.stop() };
     },
   };

@@ -1,5 +1,5 @@
 import { castieEvents, groupEvents, identityEvents, SOCIAL_TOPIC, socialEvents } from '@castie/contracts';
-import { startProjections, type ServiceModule } from '@castie/platform';
+import { ManagedReadModels, type ServiceModule } from '@castie/platform';
 import { peopleProjections } from '@castie/reference';
 import { buildSocialApp } from './app.ts';
 
@@ -14,7 +14,7 @@ export function socialModule(): ServiceModule {
     async build(deps) {
       const logger = deps.logger;
       const store = deps.documents;
-      const runner = await startProjections({
+      const runner = await ManagedReadModels.start({
         group: 'social-read',
         log: deps.log,
         store,
@@ -22,7 +22,6 @@ export function socialModule(): ServiceModule {
         projections: peopleProjections(store),
         ...(logger ? { logger } : {}),
       });
-      await runner.caughtUp();
       const app = buildSocialApp({
         frodads: await deps.eventStore(SOCIAL_TOPIC),
         documents: store,
@@ -32,6 +31,7 @@ export function socialModule(): ServiceModule {
         checkResponses: deps.checkResponses,
         ...(logger ? { logger } : {}),
       });
+      runner.install(app, 'social', { checkResponses: deps.checkResponses });
       return { app, close: () => runner.stop() };
     },
   };

@@ -66,4 +66,6 @@ export const internalHeaders = {
   after: 'x-castie-after',
   /** Log positions of the events a write appended (set by services on their responses). */
   written: 'x-castie-written',
+  /** Set by the gateway on /admin/ requests once it checked the operator's bearer token. */
+  admin: 'x-castie-admin',
 } as const;

@@ -209,9 +209,43 @@ export const groupsAdminApi = {
     }),
     response: ok({ group: AdminGroupSchema }),
   }),
+  /** Every group, alphabetical by slug, as operators see them. */
+  listGroups: endpoint({
+    method: 'GET',
+    paths: ['/admin/groups/'],
+    service: 'groups',
+    access: 'none',
+    response: ok({ groups: z.array(AdminGroupSchema) }),
+  }),
+  showGroup: endpoint({
+    method: 'GET',
+    paths: ['/admin/groups/:group_slug/'],
+    service: 'groups',
+    access: 'none',
+    params: GroupSlugParams,
+    response: ok({ group: AdminGroupSchema }),
+  }),
+  /** Pending requests to join approval-required groups, oldest first: of one group (`group`), or of all. */
+  accessRequests: endpoint({
+    method: 'GET',
+    paths: ['/admin/access-requests/'],
+    service: 'groups',
+    access: 'none',
+    query: z.object({ group: z.string().min(1).optional() }),
+    response: ok({ number_requests: z.number().int().nonnegative(), requests: z.array(GroupRequestSchema.extend({ group_slug: z.string(), groupName: z.string() })) }),
+  }),
   grantAccess: endpoint({
     method: 'POST',
     paths: ['/admin/groups/:group_slug/access/:handle/grant/'],
+    service: 'groups',
+    access: 'none',
+    params: GroupMemberParams,
+    response: membershipResponse,
+  }),
+  /** Refuses a pending request: the person no longer waits, and may ask again. */
+  denyAccess: endpoint({
+    method: 'POST',
+    paths: ['/admin/groups/:group_slug/access/:handle/deny/'],
     service: 'groups',
     access: 'none',
     params: GroupMemberParams,

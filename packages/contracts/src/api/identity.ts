@@ -169,3 +169,20 @@ export const identityApi = {
 export const AuthenticateRequestSchema = z.object({ email: z.string(), password: z.string() });
 export const AuthenticatedUserSchema = z.object({ userId: z.string(), handle: z.string(), email: z.string() });
 export type AuthenticatedUser = z.infer<typeof AuthenticatedUserSchema>;
+
+/**
+ * The operators' API of identity (behind the gateway's /admin/ bearer token, forwarded with
+ * `x-castie-admin: true`): support creates a complete account for someone, through the same
+ * sign-up commands as the app (unique e-mail and handle, password rules).
+ */
+export const identityAdminApi = {
+  createAccount: endpoint({
+    method: 'POST',
+    paths: ['/admin/accounts/'],
+    service: 'identity',
+    access: 'none',
+    invalidAs: 'account_not_created',
+    body: z.object({ email, password, handle: signupHandle, first_name: signupName, last_name: signupName }),
+    response: ok({ email: z.string(), handle: z.string(), user_uuid: z.string(), message: z.string() }),
+  }),
+} as const;

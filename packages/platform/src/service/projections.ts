@@ -1,7 +1,8 @@
-import { EventEnvelopeSchema, InvalidEventError, type DomainEvent, type EventCatalog, type EventEnvelope } from '@castie/contracts';
+import { DomainError, EventEnvelopeSchema, InvalidEventError, type DeadLetter, type DomainEvent, type EventCatalog, type EventEnvelope } from '@castie/contracts';
 import type { FastifyBaseLogger } from 'fastify';
 import { collectionSpec, type CollectionSpec, type Doc, type DocumentStore } from '../ports/document-store.ts';
 import { positionKey, type EventLog, type LogPosition, type LogRecord, type Subscription } from '../ports/event-log.ts';
+import { DEAD_LETTERS, deadLetterView, listDeadLetters, recordDeadLetter } from './dead-letters.ts';
 
 /** One read model: which topics feed it, which collections it alone writes, and how an event changes them. */
 export interface Projection {
@@ -37,6 +38,16 @@ export interface ProjectionRunner extends ReadModels {
   /** Resolves once every record that existed at start has been applied. */
   caughtUp(): Promise<void>;
   stop(): Promise<void>;
+  /** Events its projections could not apply, oldest first: the pending ones, or all. */
+  deadLetters(options?: { all?: boolean }): Promise<DeadLetter[]>;
+  /**
+   * Applies a dead letter again through the projections that failed on it (every projection of
+   * its topic when it broke its contract) and records that it was replayed. If it fails again,
+   * nothing changes and a DomainError (invalid_request) says why: it stays pending.
+   */
+  replay(id: string): Promise<DeadLetter>;
+  /** Records applied since start (a rebuild's size). */
+  applied(): number;
 }
 
 export interface ProjectionRunnerOptions {
@@ -52,6 +63,8 @@ export interface ProjectionRunnerOptions {
   attempts?: number;
   /** How often rebuild progress is reported (default 2 s). */
   progressEveryMs?: number;
+  /** Rebuild every projection from the start of the log, whatever its stored version (an operator's rebuild). */
+  rebuildAll?: boolean;
 }
 
 /** How far a projection has applied one topic partition (the checkpoint commits with its changes). */
@@ -100,7 +113,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   const rebuilding: Projection[] = [];
   for (const p of projections) {
     const stored = await versions.findOne({ _id: p.name });
-    if (stored?.version === p.version) continue;
+    if (stored?.version === p.version && !options.rebuildAll) continue;
     rebuilding.push(p);
     const names = p.collections.map((c: CollectionSpec<Doc>) => c.name);
     await store.drop(names);
@@ -117,9 +130,11 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   }
   const checkpointId = (projection: string, key: string) => `${projection}|${key}`;
 
-  async function deadLetter(record: LogRecord, reason: string): Promise<void> {
+  /** `projection` null: the record broke its contract (no projection saw it). Runs inside the batch's unit of work. */
+  async function deadLetter(record: LogRecord, reason: string, projection: string | null = null): Promise<void> {
     logger?.error({ group, topic: record.topic, offset: record.offset, reason }, 'event sent to the dead-letter topic');
     await log.append(`${group}.dead-letter`, [{ key: record.key, value: JSON.stringify({ reason, topic: record.topic, partition: record.partition, offset: record.offset, value: record.value }) }]);
+    await recordDeadLetter(store, group, record, { projection, reason }, new Date());
   }
 
   function parse(record: LogRecord): { event: DomainEvent; envelope: EventEnvelope } | string {
@@ -139,7 +154,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
         await projection.apply(event, envelope, record);
         return;
       } catch (error) {
-        if (attempt >= attempts) return deadLetter(record, `${projection.name}: ${(error as Error).message}`);
+        if (attempt >= attempts) return deadLetter(record, `${projection.name}: ${(error as Error).message}`, projection.name);
       }
     }
   }
@@ -192,8 +207,32 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   });
 
   const waitFor = (positions: readonly LogPosition[], timeoutMs = DEFAULT_TIMEOUT_MS) => subscription.waitFor(positions, timeoutMs);
+  const letters = store.collection(DEAD_LETTERS);
   return {
     waitFor,
+    applied: () => progress.applied,
+    deadLetters: (o = {}) => listDeadLetters(store, { all: o.all ?? false }),
+    async replay(id) {
+      const doc = await letters.findOne({ _id: id });
+      if (!doc) throw new DomainError('object_not_found', `${group} has no dead letter ${id}`);
+      if (doc.status === 'replayed') throw new DomainError('invalid_request', `the dead letter ${id} was already replayed at ${doc.replayedAt ?? '?'}`);
+      const record: LogRecord = { topic: doc.topic, partition: doc.partition, offset: doc.offset, key: doc.key, value: doc.value, timestamp: doc.timestamp };
+      const parsed = parse(record);
+      if (typeof parsed === 'string') throw new DomainError('invalid_request', `the event still breaks its contract, so it stays pending (${parsed})`);
+      const named = doc.projections ? doc.projections.split(',') : null;
+      const targets = projections.filter((p) => p.topics.includes(doc.topic) && (named === null || named.includes(p.name)));
+      const replayedAt = new Date().toISOString();
+      try {
+        await store.transaction(async () => {
+          for (const p of targets) await p.apply(parsed.event, parsed.envelope, record);
+          await letters.updateOne({ _id: id }, { $set: { status: 'replayed', replayedAt } });
+        });
+      } catch (error) {
+        throw new DomainError('invalid_request', `replaying failed again, so it stays pending: ${(error as Error).message}`);
+      }
+      logger?.info({ group, id, projections: targets.map((p) => p.name) }, 'dead letter replayed');
+      return deadLetterView({ ...doc, status: 'replayed', replayedAt });
+    },
     async catchUp(wanted, timeoutMs = DEFAULT_TIMEOUT_MS) {
       const positions: LogPosition[] = [];
       for (const topic of wanted) for (const [partition, end] of await log.endOffsets(topic)) if (end > 0) positions.push({ topic, partition, offset: end - 1 });
@@ -234,6 +273,10 @@ class Progress {
     this.#total = total;
     this.#started = this.#lastReport = Date.now();
     if (this.rebuilding.length > 0 && total > 0) this.logger?.info({ group: this.group, rebuilding: this.rebuilding.map((p) => p.name), events: total }, `${this.group}: rebuilding ${this.what} from ${fmt(total)} events in the log`);
+  }
+
+  get applied(): number {
+    return this.#applied;
   }
 
   add(n: number): void {

@@ -1,4 +1,4 @@
-import { groupsAdminApi, mediaPath } from '@castie/contracts';
+import { apiDate, apiTime, groupsAdminApi, GROUPS_TOPIC, mediaPath } from '@castie/contracts';
 import { errorBody, route } from '@castie/platform';
 import type { FastifyInstance } from 'fastify';
 import type { GroupsContext } from '../context.ts';
@@ -9,7 +9,8 @@ import { groupStreamId } from './group-decider.ts';
 export const ADMIN_HEADER = 'x-castie-admin';
 
 /**
- * The operators' API: create groups, grant pending access, name group admins and creators.
+ * The operators' API: create, list and show groups, list pending access requests (of a group or
+ * of all), grant or deny them, name group admins and creators.
  * Reached only through the gateway's /admin/ forwarder; operators have no session, so every
  * write waits for this service's read models before answering (the next read shows it).
  */
@@ -20,12 +21,68 @@ export function administrationRoutes(app: FastifyInstance, ctx: GroupsContext): 
   });
 
   /** The group as operators see it: the Group object for nobody in particular, and its configuration. */
-  async function adminView(slug: string) {
-    const group = await ctx.directory.require(slug);
+  async function adminGroup(slugOrDoc: string | Awaited<ReturnType<typeof ctx.directory.require>>) {
+    const group = typeof slugOrDoc === 'string' ? await ctx.directory.require(slugOrDoc) : slugOrDoc;
     const named = await ctx.people.activeByIds([...group.admins, ...group.creators]);
     const handles = (ids: readonly string[]) => ids.flatMap((id) => named.get(id)?.handle ?? []);
-    return { group: { ...(await ctx.directory.groupObject(null, group)), restrictCreation: group.restrictCreation, admins: handles(group.admins), creators: handles(group.creators) } };
+    return { ...(await ctx.directory.groupObject(null, group)), restrictCreation: group.restrictCreation, admins: handles(group.admins), creators: handles(group.creators) };
   }
+  const adminView = async (slug: string) => ({ group: await adminGroup(slug) });
+
+  route(
+    app,
+    groupsAdminApi.listGroups,
+    async () => {
+      const all = (await ctx.directory.all()).sort((a, b) => a.slug.localeCompare(b.slug));
+      const groups = [];
+      for (const group of all) groups.push(await adminGroup(group));
+      return { groups };
+    },
+    ctx.opts,
+  );
+
+  route(
+    app,
+    groupsAdminApi.showGroup,
+    async ({ params }) => {
+      const group = await ctx.loadGroup(params.group_slug);
+      // The stream knows it; the read model may be a moment behind.
+      await ctx.readModels.catchUp([GROUPS_TOPIC]);
+      return adminView(group.slug);
+    },
+    ctx.opts,
+  );
+
+  route(
+    app,
+    groupsAdminApi.accessRequests,
+    async ({ query }) => {
+      const groups = query.group ? [await ctx.directory.require((await ctx.loadGroup(query.group)).slug)] : (await ctx.directory.all()).filter((g) => g.requiresApproval);
+      const requests = [];
+      for (const group of groups) {
+        const pending = await ctx.directory.pendingOf(group.slug);
+        const people = await ctx.people.activeByIds(pending.map((p) => p.userId));
+        for (const { userId, requestedAt } of pending) {
+          const p = people.get(userId);
+          if (!p) continue;
+          requests.push({
+            group_slug: group.slug,
+            groupName: group.groupName,
+            handle: p.handle,
+            firstName: p.firstName,
+            lastName: p.lastName,
+            profPic: p.profPic,
+            requestedDate: apiDate(requestedAt, ctx.timeZone),
+            requestedTime: apiTime(requestedAt, ctx.timeZone),
+            requestedAt,
+          });
+        }
+      }
+      requests.sort((a, b) => a.requestedAt.localeCompare(b.requestedAt) || a.group_slug.localeCompare(b.group_slug));
+      return { number_requests: requests.length, requests: requests.map(({ requestedAt: _at, ...r }) => r) };
+    },
+    ctx.opts,
+  );
 
   route(
     app,
@@ -44,18 +101,24 @@ export function administrationRoutes(app: FastifyInstance, ctx: GroupsContext): 
     ctx.opts,
   );
 
-  route(
-    app,
-    groupsAdminApi.grantAccess,
-    async ({ params }) => {
-      const group = await ctx.loadGroup(params.group_slug);
-      const person = await ctx.people.activeByHandle(params.handle);
-      const done = await ctx.memberships.handle(membershipStreamId(group.slug, person._id), { type: 'GrantAccess', group, userId: person._id, handle: person.handle, by: 'admin' }, ctx.meta('admin'));
-      await ctx.readModels.waitFor(done.positions);
-      return { handle: person.handle, group_slug: group.slug, ...standing(done.state), message: `${person.handle} has been approved to join the ${group.groupName} group` };
-    },
-    ctx.opts,
-  );
+  for (const [endpoint, type] of [
+    [groupsAdminApi.grantAccess, 'GrantAccess'],
+    [groupsAdminApi.denyAccess, 'DenyAccess'],
+  ] as const) {
+    route(
+      app,
+      endpoint,
+      async ({ params }) => {
+        const group = await ctx.loadGroup(params.group_slug);
+        const person = await ctx.people.activeByHandle(params.handle);
+        const done = await ctx.memberships.handle(membershipStreamId(group.slug, person._id), { type, group, userId: person._id, handle: person.handle, by: 'admin' }, ctx.meta('admin'));
+        await ctx.readModels.waitFor(done.positions);
+        const message = type === 'GrantAccess' ? `${person.handle} has been approved to join the ${group.groupName} group` : `the request of ${person.handle} to join the ${group.groupName} group has been denied`;
+        return { handle: person.handle, group_slug: group.slug, ...standing(done.state), message };
+      },
+      ctx.opts,
+    );
+  }
 
   for (const [endpoint, type] of [
     [groupsAdminApi.nameAdmin, 'NameAdmin'],

@@ -1,0 +1,189 @@
+import { internalHeaders, readModelsAdminApi, type ReadModelService } from '@castie/contracts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { LogPosition } from '../ports/event-log.ts';
+import { errorBody } from './errors.ts';
+import { startProjections, type ProjectionRunner, type ProjectionRunnerOptions } from './projections.ts';
+import { route, type RouteOptions } from './route.ts';
+
+/** How long a rebuild waits for requests in flight to finish before it drops their read models. */
+const DRAIN_MS = 5000;
+
+/**
+ * A service's read models that operators can rebuild while the process runs.
+ *
+ * How a rebuild works, and why: it is the rebuild the runner already does at start when a
+ * projection's version changed (drop the collections, bulk-load from the start of the log, build
+ * the indexes once), done in place on the service's own store. While it runs the service does not
+ * answer from the half-built read models: new requests get 503 `service_unavailable` with
+ * `Retry-After` (readiness is false: `ready` below), requests already in flight finish first, and
+ * anything waiting for the read models (session consistency, admin writes, policies) waits for the
+ * rebuild to end. Building into a second store and swapping would keep the service answering, but
+ * every feature holds handles on its store and caches keyed by it, and the store's identity (a
+ * SQLite file, a MongoDB database) is fixed at start; rebuilding is fast (rule 7), so a short,
+ * honest 503 is the simpler contract. The rebuild is online: no restart, the other services go on.
+ */
+export class ManagedReadModels implements ProjectionRunner {
+  #runner: ProjectionRunner;
+  #rebuilding: Promise<{ events: number; seconds: number }> | null = null;
+  /** Requests being answered from the read models right now (drained before a rebuild drops them). */
+  #inFlight = 0;
+  #drained: (() => void) | null = null;
+
+  private constructor(
+    private readonly options: ProjectionRunnerOptions,
+    runner: ProjectionRunner,
+  ) {
+    this.#runner = runner;
+  }
+
+  /** Starts the projections and resolves once they applied what the log held at start. */
+  static async start(options: ProjectionRunnerOptions): Promise<ManagedReadModels> {
+    const runner = await startProjections(options);
+    await runner.caughtUp();
+    return new ManagedReadModels(options, runner);
+  }
+
+  get group(): string {
+    return this.options.group;
+  }
+
+  /** False while a rebuild runs. */
+  get ready(): boolean {
+    return this.#rebuilding === null;
+  }
+
+  /** Waits for a running rebuild first: positions are only meaningful in finished read models. */
+  async waitFor(positions: readonly LogPosition[], timeoutMs?: number): Promise<boolean> {
+    await this.#rebuilding?.catch(() => undefined);
+    return this.#runner.waitFor(positions, timeoutMs);
+  }
+
+  async catchUp(topics: readonly string[], timeoutMs?: number): Promise<boolean> {
+    await this.#rebuilding?.catch(() => undefined);
+    return this.#runner.catchUp(topics, timeoutMs);
+  }
+
+  caughtUp(): Promise<void> {
+    return this.#runner.caughtUp();
+  }
+
+  deadLetters(options?: { all?: boolean }) {
+    return this.#runner.deadLetters(options);
+  }
+
+  async replay(id: string) {
+    await this.#rebuilding?.catch(() => undefined);
+    return this.#runner.replay(id);
+  }
+
+  applied(): number {
+    return this.#runner.applied();
+  }
+
+  async stop(): Promise<void> {
+    await this.#rebuilding?.catch(() => undefined);
+    await this.#runner.stop();
+  }
+
+  /** Rebuilds every projection from the log; a second call while one runs joins it. */
+  rebuild(): Promise<{ events: number; seconds: number }> {
+    this.#rebuilding ??= this.#rebuild().finally(() => {
+      this.#rebuilding = null;
+    });
+    return this.#rebuilding;
+  }
+
+  async #rebuild(): Promise<{ events: number; seconds: number }> {
+    const started = Date.now();
+    if (this.#inFlight > 0) {
+      // Bounded: a long-lived request (a notification stream) must not hold the rebuild forever.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([new Promise<void>((resolve) => (this.#drained = resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_MS)))]);
+      clearTimeout(timer);
+      this.#drained = null;
+    }
+    this.options.logger?.info({ group: this.group }, 'operator rebuild of the read models: the service answers 503 until it is done');
+    await this.#runner.stop();
+    // If starting over fails (the store or the log is gone), the error reaches the operator and the
+    // service keeps answering 503: serving read models in an unknown state would be worse.
+    this.#runner = await startProjections({ ...this.options, rebuildAll: true });
+    await this.#runner.caughtUp();
+    return { events: this.#runner.applied(), seconds: (Date.now() - started) / 1000 };
+  }
+
+  #enter(): void {
+    this.#inFlight += 1;
+  }
+
+  #leave(): void {
+    this.#inFlight -= 1;
+    if (this.#inFlight === 0 && this.#drained) {
+      this.#drained();
+      this.#drained = null;
+    }
+  }
+
+  /**
+   * On the service's app: the 503 gate while a rebuild runs, and the admin endpoints
+   * (`readModelsAdminApi`) of this service, reachable only with the gateway's admin header.
+   */
+  install(app: FastifyInstance, service: ReadModelService, routeOptions: RouteOptions = {}): void {
+    const counted = new WeakSet<FastifyRequest>();
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.url.startsWith('/admin/')) {
+        if (request.headers[internalHeaders.admin] !== 'true') return reply.code(401).send(errorBody('authorization_failed', 'the admin API needs Authorization: Bearer <ADMIN_TOKEN>'));
+        return;
+      }
+      if (!this.ready) {
+        return reply
+          .code(503)
+          .header('retry-after', '1')
+          .send(errorBody('service_unavailable', `the ${service} service is rebuilding its read models; try again in a moment`));
+      }
+      counted.add(request);
+      this.#enter();
+    });
+    const leave = async (request: FastifyRequest) => {
+      if (!counted.delete(request)) return;
+      this.#leave();
+    };
+    app.addHook('onResponse', leave);
+    app.addHook('onRequestAbort', leave);
+
+    const endpoints = readModelsAdminApi(service);
+    const state = () => ({
+      service,
+      group: this.group,
+      state: this.ready ? ('ready' as const) : ('rebuilding' as const),
+      projections: this.options.projections.map((p) => ({ name: p.name, version: p.version })),
+    });
+    route(app, endpoints.state, async () => state(), routeOptions);
+    route(
+      app,
+      endpoints.rebuild,
+      async () => {
+        const { events, seconds } = await this.rebuild();
+        return { ...state(), events, seconds, message: `the ${service} read models were rebuilt from ${events} events in ${seconds.toFixed(1)} s` };
+      },
+      routeOptions,
+    );
+    route(
+      app,
+      endpoints.deadLetters,
+      async ({ query }) => {
+        const letters = await this.deadLetters({ all: query.all === 'true' });
+        return { service, number_dead_letters: letters.length, dead_letters: letters };
+      },
+      routeOptions,
+    );
+    route(
+      app,
+      endpoints.replay,
+      async ({ params }) => {
+        const letter = await this.replay(params.id);
+        return { dead_letter: letter, message: `the event ${letter.id} was applied again by ${letter.projections.length > 0 ? letter.projections.join(', ') : 'every projection of its topic'}` };
+      },
+      routeOptions,
+    );
+  }
+}
