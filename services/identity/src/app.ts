@@ -6,10 +6,11 @@ import { preferencesRoutes } from './preferences/routes.ts';
 import { profileRoutes } from './profile/routes.ts';
 import { signInRoutes } from './sign-in/routes.ts';
 import { signUpRoutes } from './sign-up/routes.ts';
+import { supportRoutes } from './support/routes.ts';
 
 /**
  * The identity service: accounts, sign-up, credentials, preferences, profile edits, password
- * reset. It answers from its aggregates (a person's own data, always current), so it keeps no
+ * reset, and the operators' account creation for support. It answers from its aggregates (a person's own data, always current), so it keeps no
  * read models of its own; it publishes `identity` events for the services that do.
  */
 export async function buildIdentityApp(deps: IdentityDeps & { logger?: FastifyBaseLogger | boolean }): Promise<FastifyInstance> {
@@ -24,5 +25,6 @@ export async function buildIdentityApp(deps: IdentityDeps & { logger?: FastifyBa
   preferencesRoutes(app, ctx);
   profileRoutes(app, ctx);
   passwordResetRoutes(app, ctx);
+  supportRoutes(app, ctx);
   return app;
 }

@@ -1,4 +1,4 @@
-import { groupsAdminApi, type ServiceName } from '@castie/contracts';
+import { groupsAdminApi, internalHeaders, isReadModelService, readModelServices, type ServiceName } from '@castie/contracts';
 import { errorBody, type ManualClock, type MediaStore } from '@castie/platform';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
@@ -27,8 +27,10 @@ const sameSecret = (a: string, b: string) => {
 };
 
 /**
- * The operators' API under /admin/, behind `Authorization: Bearer <ADMIN_TOKEN>`. Group
- * administration is answered by the groups service; the clock route exists only with CLOCK=manual.
+ * The operators' API under /admin/, behind `Authorization: Bearer <ADMIN_TOKEN>`, forwarded with
+ * `x-castie-admin: true` to the service that owns it: groups and access requests to groups,
+ * accounts to identity, `/admin/read-models/<service>/…` (rebuild, dead letters) to that service.
+ * The clock route exists only with CLOCK=manual.
  */
 export function adminRoutes(
   app: FastifyInstance,
@@ -51,29 +53,48 @@ export function adminRoutes(
     }
 
     const discard = (keys: readonly string[]) => Promise.all(keys.map((key) => options.media.delete(key).catch(() => undefined)));
-    const groups = options.services.groups;
-    if (groups) {
-      /** JSON and form bodies as they are; multipart ones with their files checked and stored first (the service receives UploadRefs). */
-      const forward = async (request: FastifyRequest, reply: FastifyReply) => {
-        const read =
-          request.method === 'GET'
-            ? undefined
-            : request.isMultipart()
-              ? await readMultipart(request, options.media, adminUploads, options.maxUploadBytes)
-              : { fields: withoutClientUploadRefs(plainObject(request.body), adminUploads), stored: [] };
-        const res = await groups
-          .request({ method: request.method, url: request.url, headers: { 'x-castie-admin': 'true', 'x-request-id': request.id }, ...(read === undefined ? {} : { body: read.fields }) })
-          .catch(async (error: unknown) => {
-            await discard(read?.stored ?? []);
-            throw error;
-          });
-        if (res.statusCode >= 400) await discard(read?.stored ?? []);
-        reply.code(res.statusCode).header('content-type', res.headers['content-type'] ?? 'application/json');
-        return reply.send(res.body);
-      };
-      // The wildcard alone does not match the collection itself (POST /admin/groups/).
-      admin.all('/admin/groups', forward);
-      admin.all('/admin/groups/*', forward);
-    }
+    /** JSON and form bodies as they are; multipart ones with their files checked and stored first (the service receives UploadRefs). */
+    const forwardTo = async (service: ServiceClient, request: FastifyRequest, reply: FastifyReply) => {
+      const read =
+        request.method === 'GET'
+          ? undefined
+          : request.isMultipart()
+            ? await readMultipart(request, options.media, adminUploads, options.maxUploadBytes)
+            : { fields: withoutClientUploadRefs(plainObject(request.body), adminUploads), stored: [] };
+      const res = await service
+        .request({ method: request.method, url: request.url, headers: { [internalHeaders.admin]: 'true', 'x-request-id': request.id }, ...(read === undefined ? {} : { body: read.fields }) })
+        .catch(async (error: unknown) => {
+          await discard(read?.stored ?? []);
+          throw error;
+        });
+      if (res.statusCode >= 400) await discard(read?.stored ?? []);
+      reply.code(res.statusCode).header('content-type', res.headers['content-type'] ?? 'application/json');
+      const retryAfter = res.headers['retry-after'];
+      if (typeof retryAfter === 'string') reply.header('retry-after', retryAfter);
+      return reply.send(res.body);
+    };
+    /** Every method on a prefix (the wildcard alone does not match the collection itself, e.g. POST /admin/groups/). */
+    const forwardPrefix = (prefix: string, service: ServiceClient | undefined) => {
+      if (!service) return;
+      const handler = (request: FastifyRequest, reply: FastifyReply) => forwardTo(service, request, reply);
+      admin.all(prefix, handler);
+      admin.all(`${prefix}/*`, handler);
+    };
+    forwardPrefix('/admin/groups', options.services.groups);
+    forwardPrefix('/admin/access-requests', options.services.groups);
+    forwardPrefix('/admin/accounts', options.services.identity);
+
+    const readModels = async (request: FastifyRequest<{ Params: { service: string } }>, reply: FastifyReply) => {
+      const name = request.params.service;
+      const service = isReadModelService(name) ? options.services[name] : undefined;
+      if (!service) {
+        const known = readModelServices.join(', ');
+        const why = name === 'identity' ? 'the identity service keeps no read models (it answers from its event streams)' : `there is no service ${name} with read models here`;
+        return reply.code(404).send(errorBody('object_not_found', `${why}; services with read models: ${known}`));
+      }
+      return forwardTo(service, request, reply);
+    };
+    admin.all('/admin/read-models/:service', readModels);
+    admin.all('/admin/read-models/:service/*', readModels);
   });
 }
