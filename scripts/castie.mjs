@@ -70,8 +70,12 @@ switch (task) {
     // A year of history written through the services' write side: `npm run seed -- --help`.
     process.exit(exec(['tsx', 'packages/system/src/seed/cli.ts', ...rest]));
     break;
+  case 'castie':
+    // The operator CLI against a running system's admin API: `npm run castie -- --help`.
+    process.exit(exec(['tsx', 'packages/system/src/operator/cli.ts', ...rest]));
+    break;
   default:
-    console.error(`unknown task ${task}: use start, test, typecheck, lint, bench or seed`);
+    console.error(`unknown task ${task}: use start, test, typecheck, lint, bench, seed or castie`);
     process.exit(2);
 }
 
