@@ -33,6 +33,8 @@ export interface EmbeddedOptions {
   clock?: ManualClock;
   /** Check every service response against its contract (tests). */
   checkResponses?: boolean;
+  /** Tests wrap a service's read-model store, e.g. to make a projection fail (dead letters). */
+  wrapDocuments?: (service: ServiceName, store: DocumentStore) => DocumentStore;
 }
 
 /**
@@ -85,7 +87,7 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
     const built = await module.build({
       log,
       eventStore,
-      documents: store,
+      documents: options.wrapDocuments ? options.wrapDocuments(module.name, store) : store,
       clock,
       media,
       cache,

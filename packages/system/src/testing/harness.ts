@@ -1,5 +1,6 @@
 import { argon2idHasher, type PasswordHasher } from '@castie/identity';
-import { ManualClock } from '@castie/platform';
+import { ManualClock, type DocumentStore } from '@castie/platform';
+import type { ServiceName } from '@castie/contracts';
 import { readEmbeddedConfig, startEmbedded, type EmbeddedSystem } from '@castie/system';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -74,12 +75,19 @@ export class TestSystem {
     readonly clock: ManualClock,
   ) {}
 
-  static async start(options: { dataDir?: string; env?: Record<string, string>; now?: Date; checkResponses?: boolean; passwords?: PasswordHasher } = {}): Promise<TestSystem> {
+  static async start(
+    options: { dataDir?: string; env?: Record<string, string>; now?: Date; checkResponses?: boolean; passwords?: PasswordHasher; wrapDocuments?: (service: ServiceName, store: DocumentStore) => DocumentStore } = {},
+  ): Promise<TestSystem> {
     const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'castie-test-')));
     const config = readEmbeddedConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN: 'test-admin-token-0123456789', SECRET: 'test-secret-0123456789abcdef', ...options.env });
     const clock = new ManualClock(options.now ?? new Date('2026-03-01T12:00:00Z'));
     // Cheap argon2id parameters: tests check behaviour, not the hash's cost.
-    const system = await startEmbedded(config, { clock, passwords: options.passwords ?? argon2idHasher({ memoryCost: 1024, timeCost: 1 }), checkResponses: options.checkResponses ?? true });
+    const system = await startEmbedded(config, {
+      clock,
+      passwords: options.passwords ?? argon2idHasher({ memoryCost: 1024, timeCost: 1 }),
+      checkResponses: options.checkResponses ?? true,
+      ...(options.wrapDocuments ? { wrapDocuments: options.wrapDocuments } : {}),
+    });
     return new TestSystem(system, dataDir, config.adminToken, clock);
   }
 
