@@ -1,4 +1,4 @@
-import { apiDate, apiTime, groupsAdminApi, GROUPS_TOPIC, mediaPath } from '@castie/contracts';
+import { apiDate, apiTime, groupsAdminApi, GROUPS_TOPIC, IDENTITY_TOPIC, mediaPath } from '@castie/contracts';
 import { errorBody, route } from '@castie/platform';
 import type { FastifyInstance } from 'fastify';
 import type { GroupsContext } from '../context.ts';
@@ -33,6 +33,8 @@ export function administrationRoutes(app: FastifyInstance, ctx: GroupsContext): 
     app,
     groupsAdminApi.listGroups,
     async () => {
+      // Operators have no session: a list shows everything the log held when they asked.
+      await ctx.readModels.catchUp([GROUPS_TOPIC, IDENTITY_TOPIC]);
       const all = (await ctx.directory.all()).sort((a, b) => a.slug.localeCompare(b.slug));
       const groups = [];
       for (const group of all) groups.push(await adminGroup(group));
@@ -57,6 +59,7 @@ export function administrationRoutes(app: FastifyInstance, ctx: GroupsContext): 
     app,
     groupsAdminApi.accessRequests,
     async ({ query }) => {
+      await ctx.readModels.catchUp([GROUPS_TOPIC, IDENTITY_TOPIC]);
       const groups = query.group ? [await ctx.directory.require((await ctx.loadGroup(query.group)).slug)] : (await ctx.directory.all()).filter((g) => g.requiresApproval);
       const requests = [];
       for (const group of groups) {
