@@ -1,8 +1,10 @@
 import type { Collection, Doc, DocumentStore } from '@castie/platform';
+import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../operator/cli.ts';
 import { eventually, newUser, PNG, TestSystem, type TestUser } from '../../testing/harness.ts';
@@ -262,4 +264,23 @@ describe('operator CLI', () => {
     expect(one.out).toMatch(/^usage: castie dead-letters replay <service> <id>/);
     expect(one.out).toContain('examples:');
   });
+
+  it('runs as a process (what npm run castie starts): exit codes and output as a person sees them', async () => {
+    const cli = fileURLToPath(new URL('../../operator/cli.ts', import.meta.url));
+    const run = (args: string[], token: string) =>
+      new Promise<{ code: number | null; out: string; err: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { env: { ...process.env, CASTIE_URL: url, ADMIN_TOKEN: token }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, out, err }));
+      });
+    const listed = await run(['groups', 'list'], sys.adminToken);
+    expect(listed.code, listed.err).toBe(0);
+    expect(listed.out).toMatch(/^SLUG\s+NAME/);
+    const refused = await run(['groups', 'list'], 'wrong-token');
+    expect(refused).toEqual({ code: 1, out: '', err: `castie: the admin API at ${url} refused the token (401): check ADMIN_TOKEN\n` });
+  }, 30_000);
 });
