@@ -25,6 +25,8 @@ const DRAIN_MS = 5000;
 export class ManagedReadModels implements ProjectionRunner {
   #runner: ProjectionRunner;
   #rebuilding: Promise<{ events: number; seconds: number }> | null = null;
+  /** Set when a rebuild failed: the read models are in an unknown state until the next start. */
+  #failed: Error | null = null;
   /** Requests being answered from the read models right now (drained before a rebuild drops them). */
   #inFlight = 0;
   #drained: (() => void) | null = null;
@@ -47,9 +49,9 @@ export class ManagedReadModels implements ProjectionRunner {
     return this.options.group;
   }
 
-  /** False while a rebuild runs. */
+  /** False while a rebuild runs (or after one failed). */
   get ready(): boolean {
-    return this.#rebuilding === null;
+    return this.#rebuilding === null && this.#failed === null;
   }
 
   /** Waits for a running rebuild first: positions are only meaningful in finished read models. */
@@ -87,9 +89,16 @@ export class ManagedReadModels implements ProjectionRunner {
 
   /** Rebuilds every projection from the log; a second call while one runs joins it. */
   rebuild(): Promise<{ events: number; seconds: number }> {
-    this.#rebuilding ??= this.#rebuild().finally(() => {
-      this.#rebuilding = null;
-    });
+    if (this.#failed) return Promise.reject(this.#failed);
+    this.#rebuilding ??= this.#rebuild()
+      .catch((error: unknown) => {
+        this.#failed = error instanceof Error ? error : new Error(String(error));
+        this.options.logger?.error({ group: this.group, err: error }, 'the rebuild of the read models failed: the service answers 503 until it is restarted');
+        throw error;
+      })
+      .finally(() => {
+        this.#rebuilding = null;
+      });
     return this.#rebuilding;
   }
 
@@ -138,7 +147,12 @@ export class ManagedReadModels implements ProjectionRunner {
         return reply
           .code(503)
           .header('retry-after', '1')
-          .send(errorBody('service_unavailable', `the ${service} service is rebuilding its read models; try again in a moment`));
+          .send(
+            errorBody(
+              'service_unavailable',
+              this.#failed ? `the ${service} service could not rebuild its read models and must be restarted` : `the ${service} service is rebuilding its read models; try again in a moment`,
+            ),
+          );
       }
       counted.add(request);
       this.#enter();
