@@ -1,5 +1,6 @@
 import { serviceNames, type ServiceName } from '@castie/contracts';
 import { z } from 'zod';
+import { ConfigurationError, problemsOf, shutdownGraceMs, timeZoneName } from './lifecycle.ts';
 
 /** What one cluster process runs: one service, or the gateway. */
 export type ClusterRole = ServiceName | 'gateway';
@@ -43,7 +44,9 @@ export const ClusterEnvSchema = z.object({
   API_KEYS: list,
   /** Where people reach the gateway (the ingress), for links in e-mails. */
   PUBLIC_URL: z.string().url(),
-  TZ_NAME: z.string().default('UTC'),
+  TZ_NAME: timeZoneName,
+  /** How long a stop may take before the process exits anyway (milliseconds). */
+  SHUTDOWN_GRACE_MS: shutdownGraceMs,
   /** Each process has its own clock, so only `system` makes sense in a cluster. */
   CLOCK: z.literal('system', { error: 'CLOCK=manual is only supported by the embedded profile (every cluster process has its own clock)' }).default('system'),
   /** Proxies whose X-Forwarded-For the gateway believes (comma-separated addresses or CIDRs); unset: none. */
@@ -75,11 +78,11 @@ export interface ClusterConfig extends ClusterEnv {
  */
 export function readClusterConfig(role: string | undefined, env: Record<string, string | undefined>, services: readonly ServiceName[]): ClusterConfig {
   if (!role || !(clusterRoles as readonly string[]).includes(role)) {
-    throw new Error(`usage: cluster.ts <${clusterRoles.join('|')}> (got ${role ?? 'nothing'})`);
+    throw new ConfigurationError(`usage: cluster.js <${clusterRoles.join('|')}> (got ${role ?? 'nothing'})`);
   }
   const clusterRole = role as ClusterRole;
   const parsed = ClusterEnvSchema.safeParse(env);
-  const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+  const problems = parsed.success ? [] : problemsOf(parsed.error);
   const c = parsed.success ? parsed.data : null;
   const serviceUrls: Partial<Record<ServiceName, string>> = {};
   if (c) {
@@ -93,7 +96,7 @@ export function readClusterConfig(role: string | undefined, env: Record<string, 
       }
     }
   }
-  if (!c || problems.length > 0) throw new Error(`invalid configuration: ${problems.join('; ')}`);
+  if (!c || problems.length > 0) throw new ConfigurationError(`invalid configuration: ${problems.join('; ')}`);
   return {
     ...c,
     role: clusterRole,

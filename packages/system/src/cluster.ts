@@ -7,29 +7,37 @@ import { createGridFsMediaStore } from '@castie/platform/mongo/gridfs-media-stor
 import { connectMongo, createMongoDocumentStore } from '@castie/platform/mongo/mongo-document-store';
 import { createMongoEventStore } from '@castie/platform/mongo/mongo-event-store';
 import { createRedisCache } from '@castie/platform/redis/redis-cache';
-import closeWithGrace from 'close-with-grace';
 import pino from 'pino';
 import { readClusterConfig, type ClusterConfig } from './cluster-config.ts';
+import { runProcess } from './lifecycle.ts';
 import { allServices } from './services.ts';
 
 /*
  * The cluster profile's entry point: one process per service, plus the gateway, each started as
- * `node --import tsx packages/system/src/cluster.ts <service|gateway>`. Config comes from the
+ * `node packages/system/dist/cluster.js <service|gateway>` (built by `npm run build`). Config comes from the
  * environment only (see cluster-config.ts); adapters: Kafka log, MongoDB event store and read
  * models (databases per service), GridFS media, Redis cache, SMTP mail.
  */
 const modules = allServices();
-const config = readClusterConfig(process.argv[2], process.env, modules.map((m) => m.name));
-const logger = pino({ level: config.LOG_LEVEL }).child({ role: config.role });
-const started = Date.now();
-const { listen, close } = config.role === 'gateway' ? await startGateway(config) : await startService(config, config.role);
-await listen();
-logger.info({ port: config.PORT, ms: Date.now() - started }, `castie ${config.role} is listening on port ${config.PORT}`);
+let logger: pino.Logger;
 
-closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
-  if (err) logger.error({ err }, 'closing after an error');
-  else logger.info({ signal }, 'closing');
-  await close();
+await runProcess({
+  configure: () => readClusterConfig(process.argv[2], process.env, modules.map((m) => m.name)),
+  logger: (config) => (logger = pino({ level: config.LOG_LEVEL }).child({ role: config.role })),
+  graceMs: (config) => config.SHUTDOWN_GRACE_MS,
+  port: (config) => config.PORT,
+  async start(config) {
+    const started = Date.now();
+    const running = config.role === 'gateway' ? await startGateway(config) : await startService(config, config.role);
+    try {
+      await running.listen();
+    } catch (error) {
+      await running.close();
+      throw error;
+    }
+    logger.info({ port: config.PORT, ms: Date.now() - started }, `castie ${config.role} is listening on port ${config.PORT}`);
+    return running;
+  },
 });
 
 interface Running {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { ConfigurationError, problemsOf, shutdownGraceMs, timeZoneName } from './lifecycle.ts';
 
 const list = z
   .string()
@@ -32,17 +33,16 @@ export const EmbeddedConfigSchema = z.object({
   USER_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().default(1200),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The service's time zone: end dates and times of Casties are read in it. */
-  TZ_NAME: z.string().default('UTC'),
+  TZ_NAME: timeZoneName,
+  /** How long a stop may take before the process exits anyway (milliseconds). */
+  SHUTDOWN_GRACE_MS: shutdownGraceMs,
 });
 
 export type EmbeddedConfig = z.infer<typeof EmbeddedConfigSchema> & { dataDir: string; adminToken: string; secret: string; publicUrl: string; adminTokenGenerated: boolean };
 
 export function readEmbeddedConfig(env: Record<string, string | undefined>): EmbeddedConfig {
   const parsed = EmbeddedConfigSchema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`invalid configuration: ${problems}`);
-  }
+  if (!parsed.success) throw new ConfigurationError(`invalid configuration: ${problemsOf(parsed.error).join('; ')}`);
   const c = parsed.data;
   return {
     ...c,
