@@ -15,8 +15,8 @@ const system = join(root, 'packages', 'system');
 const outdir = join(system, 'dist');
 const entries = { main: 'src/main.ts', cluster: 'src/cluster.ts', cli: 'src/operator/cli.ts' };
 
-const pkg = JSON.parse(readFileSync(join(system, 'package.json'), 'utf8'));
-const external = ['better-sqlite3', '@node-rs/argon2'];
+// What cannot be bundled (native addons) is exactly what @castie/system names as its dependencies.
+const external = Object.keys(JSON.parse(readFileSync(join(system, 'package.json'), 'utf8')).dependencies ?? {});
 
 const started = Date.now();
 rmSync(outdir, { recursive: true, force: true });
