@@ -1,6 +1,7 @@
 import type { ReadModelLag } from '@castie/contracts';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ProjectionObserver } from '../service/projections.ts';
+import { within } from './bounded.ts';
 
 /** What a service counts, with its name already on every label set (a `ServiceDeps` member). */
 export interface ServiceMetrics extends ProjectionObserver {
@@ -20,6 +21,9 @@ export interface MetricsOptions {
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Latencies of appends: an fdatasync on a laptop is about a millisecond, a Kafka ack a few. */
 const APPEND_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/** How long a scrape waits for the log's end offsets. */
+const LAG_TIMEOUT_MS = 2000;
 
 /** A status code's class (`2xx`…): five label values instead of sixty. */
 export const statusClass = (statusCode: number): string => `${Math.floor(statusCode / 100)}xx`;
@@ -63,9 +67,12 @@ export class Metrics {
       registers,
       ...(readModelLag
         ? {
+            // A lag that cannot be read (the log unreachable) leaves the gauge empty rather than
+            // failing the whole scrape; /readyz says why.
             async collect() {
               lag.reset();
-              for (const l of await readModelLag()) lag.set({ service: l.service, group: l.group, projection: l.projection }, l.lagEvents);
+              const lags = await within(readModelLag(), LAG_TIMEOUT_MS).catch(() => []);
+              for (const l of lags) lag.set({ service: l.service, group: l.group, projection: l.projection }, l.lagEvents);
             },
           }
         : {}),

@@ -1,6 +1,7 @@
 import type { ReadinessCheck, ReadModelLag, Readiness } from '@castie/contracts';
 import type { Cache } from '../ports/cache.ts';
 import type { ProjectionRunner } from '../service/projections.ts';
+import { within } from './bounded.ts';
 
 /** Default bound of readiness: a read model at most this many records behind the log is ready. */
 export const DEFAULT_READY_MAX_LAG_EVENTS = 1000;
@@ -76,11 +77,7 @@ export class ReadinessProbe {
   }
 
   #bounded<T>(work: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${this.#timeoutMs} ms`)), this.#timeoutMs);
-    });
-    return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+    return within(work, this.#timeoutMs);
   }
 }
 
