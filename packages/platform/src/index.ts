@@ -19,3 +19,7 @@ export * from './service/update-once.ts';
 export * from './embedded/local-media-store.ts';
 export * from './embedded/outbox-mailer.ts';
 export * from './embedded/memory-cache.ts';
+export * from './observability/metrics.ts';
+export * from './observability/measured-event-log.ts';
+export * from './observability/readiness.ts';
+export * from './observability/routes.ts';

@@ -1,6 +1,6 @@
 import { buildGatewayApp, httpClient, type ServiceClient } from '@castie/gateway';
 import type { ServiceName } from '@castie/contracts';
-import { systemClock, type EventStore } from '@castie/platform';
+import { measuredEventLog, systemClock, type EventStore } from '@castie/platform';
 import { createKafkaEventLog } from '@castie/platform/kafka/kafka-event-log';
 import { createSmtpMailer } from '@castie/platform/mail/smtp-mailer';
 import { createGridFsMediaStore } from '@castie/platform/mongo/gridfs-media-store';
@@ -10,6 +10,7 @@ import { createRedisCache } from '@castie/platform/redis/redis-cache';
 import pino from 'pino';
 import { readClusterConfig, type ClusterConfig } from './cluster-config.ts';
 import { runProcess } from './lifecycle.ts';
+import { processOperations } from './operations.ts';
 import { allServices } from './services.ts';
 
 /*
@@ -58,13 +59,16 @@ async function startService(c: ClusterConfig, name: ServiceName): Promise<Runnin
   if (!module) throw new Error(`the system has no service ${name}`);
   const { mongo, media, cache } = sharedAdapters(c);
   const warn = (message: string): void => logger.warn(message);
-  const log = createKafkaEventLog({
+  const operations = processOperations({ maxLagEvents: c.READY_MAX_LAG_EVENTS });
+  const kafkaLog = createKafkaEventLog({
     brokers: c.KAFKA_BROKERS,
     clientId: c.kafkaClientId,
     partitions: c.KAFKA_PARTITIONS,
     ...(c.KAFKA_REPLICATION_FACTOR ? { replicationFactor: c.KAFKA_REPLICATION_FACTOR } : {}),
     onWarning: warn,
   });
+  // The outbox relay appends through it too: what is timed is the append to Kafka.
+  const log = measuredEventLog(kafkaLog, operations.metrics);
   // Events and read models live in separate databases: rebuilding read models drops theirs.
   const writeDb = mongo.db(`${c.MONGO_DB_PREFIX}${name}`);
   const documents = createMongoDocumentStore({ client: mongo, database: `${c.MONGO_DB_PREFIX}${name}_read` });
@@ -91,8 +95,10 @@ async function startService(c: ClusterConfig, name: ServiceName): Promise<Runnin
     publicUrl: c.PUBLIC_URL,
     timeZone: c.TZ_NAME,
     checkResponses: false,
+    metrics: operations.metrics.forService(name),
     logger,
   });
+  operations.installService(name, built);
   return {
     listen: async () => void (await built.app.listen({ port: c.PORT, host: c.HOST })),
     async close() {
@@ -124,6 +130,7 @@ async function startGateway(c: ClusterConfig): Promise<Running> {
     abuseLimits: { requestsPerUserPerMinute: c.USER_REQUESTS_PER_MINUTE },
     ...(c.TRUST_PROXY ? { trustProxy: c.TRUST_PROXY } : {}),
   });
+  processOperations({ maxLagEvents: c.READY_MAX_LAG_EVENTS }).installGateway(gateway, cache);
   return {
     listen: async () => void (await gateway.listen({ port: c.PORT, host: c.HOST })),
     async close() {

@@ -31,6 +31,8 @@ export const EmbeddedConfigSchema = z.object({
   TRUST_PROXY: z.string().regex(/^[0-9A-Fa-f.:/,\s]+$/, 'must list proxy addresses or CIDRs, comma-separated').optional(),
   /** Requests a signed-in user may make per minute (abuse limit). */
   USER_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().default(1200),
+  /** /readyz answers 503 while a read model is more than this many records behind the log. */
+  READY_MAX_LAG_EVENTS: z.coerce.number().int().min(0).default(1000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The service's time zone: end dates and times of Casties are read in it. */
   TZ_NAME: timeZoneName,

@@ -1,5 +1,5 @@
 import { castieEvents, CASTIES_TOPIC, groupEvents, identityEvents, socialEvents } from '@castie/contracts';
-import { startProjections, type DocumentStore, type EventLog, type Projection, type ProjectionRunner, type ServiceModule } from '@castie/platform';
+import { startProjections, type DocumentStore, type EventLog, type Projection, type ProjectionObserver, type ProjectionRunner, type ServiceModule } from '@castie/platform';
 import { groupsProjections, peopleProjections } from '@castie/reference';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildCastiesApp } from './app.ts';
@@ -20,13 +20,14 @@ export const castiesProjections = (store: DocumentStore): Projection[] => [
 ];
 
 /** Starts the casties service's read models and resolves once they applied what the log held at start. */
-export async function startCastiesReadModels(options: { log: EventLog; documents: DocumentStore; logger?: FastifyBaseLogger }): Promise<ProjectionRunner> {
+export async function startCastiesReadModels(options: { log: EventLog; documents: DocumentStore; observer?: ProjectionObserver; logger?: FastifyBaseLogger }): Promise<ProjectionRunner> {
   const runner = await startProjections({
     group: 'casties-read',
     log: options.log,
     store: options.documents,
     catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
     projections: castiesProjections(options.documents),
+    ...(options.observer ? { observer: options.observer } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   });
   await runner.caughtUp();
@@ -39,12 +40,13 @@ export function castiesModule(): ServiceModule {
     name: 'casties',
     async build(deps) {
       const logger = deps.logger?.child({ service: 'casties' });
-      const readModels = await startCastiesReadModels({ log: deps.log, documents: deps.documents, ...(logger ? { logger } : {}) });
+      const readModels = await startCastiesReadModels({ log: deps.log, documents: deps.documents, observer: deps.metrics, ...(logger ? { logger } : {}) });
       const store = await deps.eventStore(CASTIES_TOPIC);
       const app = buildCastiesApp({ store, documents: deps.documents, readModels, clock: deps.clock, timeZone: deps.timeZone, checkResponses: deps.checkResponses, ...(logger ? { logger } : {}) });
       const policy = await startAccountDeletedPolicy({ log: deps.log, store, documents: deps.documents, clock: deps.clock, readModels, ...(logger ? { logger } : {}) });
       return {
         app,
+        readModels,
         close: async () => {
           await policy.stop();
           await readModels.stop();

@@ -23,6 +23,7 @@ export function notificationsModule(): ServiceModule {
         store,
         catalogs: [identityEvents, groupEvents, castieEvents, socialEvents, notificationEvents],
         projections: [...peopleProjections(store), ...groupsProjections(store), notificationsProjection(store)],
+        observer: deps.metrics,
         ...(deps.logger ? { logger: deps.logger } : {}),
       });
       await runner.caughtUp();
@@ -30,7 +31,7 @@ export function notificationsModule(): ServiceModule {
       const ctx = notificationsContext({ inbox: await deps.eventStore(NOTIFICATIONS_TOPIC), documents: store, people, groups, clock: deps.clock, timeZone: deps.timeZone, checkResponses: deps.checkResponses });
       activityRoutes(app, ctx);
       countsRoutes(app, ctx);
-      return { app, close: () => runner.stop() };
+      return { app, readModels: runner, close: () => runner.stop() };
     },
   };
 }

@@ -20,6 +20,7 @@ export function socialModule(): ServiceModule {
         store,
         catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
         projections: peopleProjections(store),
+        observer: deps.metrics,
         ...(logger ? { logger } : {}),
       });
       await runner.caughtUp();
@@ -32,7 +33,7 @@ export function socialModule(): ServiceModule {
         checkResponses: deps.checkResponses,
         ...(logger ? { logger } : {}),
       });
-      return { app, close: () => runner.stop() };
+      return { app, readModels: runner, close: () => runner.stop() };
     },
   };
 }

@@ -33,10 +33,34 @@ export interface ReadModels {
   catchUp(topics: readonly string[], timeoutMs?: number): Promise<boolean>;
 }
 
+/** How many records of the log one projection has not applied yet. */
+export interface ProjectionLag {
+  projection: string;
+  /** Summed over every partition of the projection's topics. */
+  lagEvents: number;
+}
+
 export interface ProjectionRunner extends ReadModels {
+  /** The consumer group, e.g. `groups-read` (names the dead-letter topic `<group>.dead-letter`). */
+  readonly group: string;
   /** Resolves once every record that existed at start has been applied. */
   caughtUp(): Promise<void>;
+  /** Per projection, the records between what it applied and the end of the log now (readiness, metrics). */
+  lag(): Promise<ProjectionLag[]>;
+  /**
+   * Holds the read models where they are: no further batch is applied until `resume`. Resolves
+   * once the batch in flight (if any) is committed. For tools and tests that need a read model
+   * to stay behind the log while they look at it.
+   */
+  pause(): Promise<void>;
+  resume(): void;
   stop(): Promise<void>;
+}
+
+/** Told what an operator counts (the service's metrics). */
+export interface ProjectionObserver {
+  /** One record went to `<group>.dead-letter`. */
+  deadLettered(group: string): void;
 }
 
 export interface ProjectionRunnerOptions {
@@ -52,6 +76,7 @@ export interface ProjectionRunnerOptions {
   attempts?: number;
   /** How often rebuild progress is reported (default 2 s). */
   progressEveryMs?: number;
+  observer?: ProjectionObserver;
 }
 
 /** How far a projection has applied one topic partition (the checkpoint commits with its changes). */
@@ -120,6 +145,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   async function deadLetter(record: LogRecord, reason: string): Promise<void> {
     logger?.error({ group, topic: record.topic, offset: record.offset, reason }, 'event sent to the dead-letter topic');
     await log.append(`${group}.dead-letter`, [{ key: record.key, value: JSON.stringify({ reason, topic: record.topic, partition: record.partition, offset: record.offset, value: record.value }) }]);
+    options.observer?.deadLettered(group);
   }
 
   function parse(record: LogRecord): { event: DomainEvent; envelope: EventEnvelope } | string {
@@ -183,16 +209,32 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   }
   progress.start(behind);
 
+  // While paused, batches wait at this gate (the log redelivers nothing: the handler has not returned).
+  let gate: { opened: Promise<void>; open: () => void } | null = null;
+  let inFlight: Promise<void> = Promise.resolve();
+  async function gated(records: LogRecord[]): Promise<void> {
+    while (gate) await gate.opened;
+    const run = handle(records);
+    inFlight = run.catch(() => undefined);
+    return run;
+  }
+  const resume = (): void => {
+    const opened = gate;
+    gate = null;
+    opened?.open();
+  };
+
   const subscription: Subscription = await log.subscribe({
     group,
     topics,
     maxBatch: MAX_BATCH,
     startAt: (topic, partition) => ({ offset: readFrom(topic, positionKey({ topic, partition })) }),
-    handle,
+    handle: gated,
   });
 
   const waitFor = (positions: readonly LogPosition[], timeoutMs = DEFAULT_TIMEOUT_MS) => subscription.waitFor(positions, timeoutMs);
   return {
+    group,
     waitFor,
     async catchUp(wanted, timeoutMs = DEFAULT_TIMEOUT_MS) {
       const positions: LogPosition[] = [];
@@ -204,8 +246,29 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
       await store.endBulkLoad();
       progress.done();
     },
+    async lag() {
+      const ends = new Map<string, Map<number, number>>();
+      for (const topic of topics) ends.set(topic, await log.endOffsets(topic));
+      return projections.map((p) => {
+        let lagEvents = 0;
+        for (const topic of p.topics) {
+          for (const [partition, end] of ends.get(topic) ?? []) lagEvents += Math.max(0, end - ((applied.get(p.name)!.get(positionKey({ topic, partition })) ?? -1) + 1));
+        }
+        return { projection: p.name, lagEvents };
+      });
+    },
+    async pause() {
+      if (!gate) {
+        let open = (): void => undefined;
+        const opened = new Promise<void>((resolve) => (open = resolve));
+        gate = { opened, open };
+      }
+      await inFlight;
+    },
+    resume,
     async stop() {
       progress.done();
+      resume();
       await subscription.stop();
     },
   };
