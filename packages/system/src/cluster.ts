@@ -1,6 +1,6 @@
 import { buildGatewayApp, httpClient, type ServiceClient } from '@castie/gateway';
 import type { ServiceName } from '@castie/contracts';
-import { systemClock, type EventStore } from '@castie/platform';
+import { loggerOptions, systemClock, type EventStore } from '@castie/platform';
 import { createKafkaEventLog } from '@castie/platform/kafka/kafka-event-log';
 import { createSmtpMailer } from '@castie/platform/mail/smtp-mailer';
 import { createGridFsMediaStore } from '@castie/platform/mongo/gridfs-media-store';
@@ -20,7 +20,7 @@ import { allServices } from './services.ts';
  */
 const modules = allServices();
 const config = readClusterConfig(process.argv[2], process.env, modules.map((m) => m.name));
-const logger = pino({ level: config.LOG_LEVEL }).child({ role: config.role });
+const logger = pino(loggerOptions({ level: config.LOG_LEVEL })).child({ role: config.role });
 const started = Date.now();
 const { listen, close } = config.role === 'gateway' ? await startGateway(config) : await startService(config, config.role);
 await listen();

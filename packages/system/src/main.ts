@@ -1,11 +1,12 @@
 import closeWithGrace from 'close-with-grace';
+import { loggerOptions } from '@castie/platform';
 import pino from 'pino';
 import { readEmbeddedConfig } from './config.ts';
 import { startEmbedded } from './embedded.ts';
 
 // The embedded profile's entry point (`npm start`): read config once, start, listen, close cleanly.
 const config = readEmbeddedConfig(process.env);
-const logger = pino({ level: config.LOG_LEVEL });
+const logger = pino(loggerOptions({ level: config.LOG_LEVEL }));
 const started = Date.now();
 const system = await startEmbedded(config, { logger });
 await system.gateway.listen({ port: config.PORT, host: config.HOST });
