@@ -115,6 +115,7 @@ async function startGateway(c: ClusterConfig): Promise<Running> {
     logger,
     abuseLimits: { requestsPerUserPerMinute: c.USER_REQUESTS_PER_MINUTE },
     ...(c.TRUST_PROXY ? { trustProxy: c.TRUST_PROXY } : {}),
+    corsOrigins: c.CORS_ORIGINS,
   });
   return {
     listen: async () => void (await gateway.listen({ port: c.PORT, host: c.HOST })),
