@@ -8,6 +8,7 @@ export * from './ports/cache.ts';
 export * from './service/app.ts';
 export * from './service/route.ts';
 export * from './service/errors.ts';
+export * from './service/logging.ts';
 export * from './service/positions.ts';
 export * from './service/decider.ts';
 export * from './service/projections.ts';

@@ -1,5 +1,6 @@
 import { serviceNames, type ServiceName } from '@castie/contracts';
 import { z } from 'zod';
+import { corsOriginsSchema } from './config.ts';
 import { ConfigurationError, problemsOf, shutdownGraceMs, timeZoneName } from './lifecycle.ts';
 
 /** What one cluster process runs: one service, or the gateway. */
@@ -51,6 +52,8 @@ export const ClusterEnvSchema = z.object({
   CLOCK: z.literal('system', { error: 'CLOCK=manual is only supported by the embedded profile (every cluster process has its own clock)' }).default('system'),
   /** Proxies whose X-Forwarded-For the gateway believes (comma-separated addresses or CIDRs); unset: none. */
   TRUST_PROXY: z.string().regex(/^[0-9A-Fa-f.:/,\s]+$/, 'must list proxy addresses or CIDRs, comma-separated').optional(),
+  /** Origins of browser clients allowed to call the gateway, comma-separated; unset: none. */
+  CORS_ORIGINS: corsOriginsSchema,
   /** Requests a signed-in user may make per minute (abuse limit). */
   USER_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().default(1200),
   /** /readyz answers 503 while a read model is more than this many records behind the log. */

@@ -1,6 +1,6 @@
 import { buildGatewayApp, httpClient, type ServiceClient } from '@castie/gateway';
 import type { ServiceName } from '@castie/contracts';
-import { measuredEventLog, systemClock, type EventStore } from '@castie/platform';
+import { loggerOptions, measuredEventLog, systemClock, type EventStore } from '@castie/platform';
 import { createKafkaEventLog } from '@castie/platform/kafka/kafka-event-log';
 import { createSmtpMailer } from '@castie/platform/mail/smtp-mailer';
 import { createGridFsMediaStore } from '@castie/platform/mongo/gridfs-media-store';
@@ -24,7 +24,7 @@ let logger: pino.Logger;
 
 await runProcess({
   configure: () => readClusterConfig(process.argv[2], process.env, modules.map((m) => m.name)),
-  logger: (config) => (logger = pino({ level: config.LOG_LEVEL }).child({ role: config.role })),
+  logger: (config) => (logger = pino(loggerOptions({ level: config.LOG_LEVEL })).child({ role: config.role })),
   graceMs: (config) => config.SHUTDOWN_GRACE_MS,
   port: (config) => config.PORT,
   async start(config) {
@@ -129,6 +129,7 @@ async function startGateway(c: ClusterConfig): Promise<Running> {
     logger,
     abuseLimits: { requestsPerUserPerMinute: c.USER_REQUESTS_PER_MINUTE },
     ...(c.TRUST_PROXY ? { trustProxy: c.TRUST_PROXY } : {}),
+    corsOrigins: c.CORS_ORIGINS,
   });
   processOperations({ maxLagEvents: c.READY_MAX_LAG_EVENTS }).installGateway(gateway, cache);
   return {

@@ -122,6 +122,7 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
     manualClock,
     abuseLimits: { requestsPerUserPerMinute: config.USER_REQUESTS_PER_MINUTE },
     ...(config.TRUST_PROXY ? { trustProxy: config.TRUST_PROXY } : {}),
+    corsOrigins: config.CORS_ORIGINS,
     ...(logger ? { logger } : {}),
   });
   operations.installGateway(gateway, cache);

@@ -1,3 +1,4 @@
+import { loggerOptions } from '@castie/platform';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { readEmbeddedConfig } from './config.ts';
@@ -8,7 +9,7 @@ import { runProcess } from './lifecycle.ts';
 // built): read config once, start, listen; SIGTERM/SIGINT drain and flush within SHUTDOWN_GRACE_MS.
 await runProcess({
   configure: () => readEmbeddedConfig(process.env),
-  logger: (config) => pino({ level: config.LOG_LEVEL }),
+  logger: (config) => pino(loggerOptions({ level: config.LOG_LEVEL })),
   graceMs: (config) => config.SHUTDOWN_GRACE_MS,
   port: (config) => config.PORT,
   async start(config, logger) {

@@ -1,6 +1,8 @@
 import { argon2idHasher, type PasswordHasher } from '@castie/identity';
-import { ManualClock } from '@castie/platform';
+import { loggerOptions, ManualClock } from '@castie/platform';
 import { readEmbeddedConfig, startEmbedded, type EmbeddedSystem } from '@castie/system';
+import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,12 +76,12 @@ export class TestSystem {
     readonly clock: ManualClock,
   ) {}
 
-  static async start(options: { dataDir?: string; env?: Record<string, string>; now?: Date; checkResponses?: boolean; passwords?: PasswordHasher } = {}): Promise<TestSystem> {
+  static async start(options: { dataDir?: string; env?: Record<string, string>; now?: Date; checkResponses?: boolean; passwords?: PasswordHasher; logger?: FastifyBaseLogger } = {}): Promise<TestSystem> {
     const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'castie-test-')));
     const config = readEmbeddedConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN: 'test-admin-token-0123456789', SECRET: 'test-secret-0123456789abcdef', ...options.env });
     const clock = new ManualClock(options.now ?? new Date('2026-03-01T12:00:00Z'));
     // Cheap argon2id parameters: tests check behaviour, not the hash's cost.
-    const system = await startEmbedded(config, { clock, passwords: options.passwords ?? argon2idHasher({ memoryCost: 1024, timeCost: 1 }), checkResponses: options.checkResponses ?? true });
+    const system = await startEmbedded(config, { clock, passwords: options.passwords ?? argon2idHasher({ memoryCost: 1024, timeCost: 1 }), checkResponses: options.checkResponses ?? true, ...(options.logger ? { logger: options.logger } : {}) });
     return new TestSystem(system, dataDir, config.adminToken, clock);
   }
 
@@ -168,4 +170,28 @@ export async function eventually<T>(assertion: () => Promise<T>, timeoutMs = 300
       await new Promise((r) => setTimeout(r, 10));
     }
   }
+}
+
+export interface CapturedLog {
+  logger: FastifyBaseLogger;
+  /** Every line written so far, as written (JSON text). */
+  text(): string;
+  /** Every line written so far, parsed. */
+  lines(): Record<string, unknown>[];
+}
+
+/** A pino logger configured as production's, writing into memory: tests read what operators would. */
+export function capturedLogger(level = 'info'): CapturedLog {
+  const chunks: string[] = [];
+  const logger = pino(loggerOptions({ level }), { write: (chunk: string) => void chunks.push(chunk) }) as unknown as FastifyBaseLogger;
+  const text = () => chunks.join('');
+  return {
+    logger,
+    text,
+    lines: () =>
+      text()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
 }
