@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // The project's one entry point for people and CI: `npm start` / `npm test` land here.
-// It needs only Node and npm: it finds pnpm (on PATH, through corepack, or through npx), installs
-// the workspace on first run, then runs the requested task. Plain JS so it runs before anything is
-// installed.
+// It needs only Node and npm: on first run it installs the workspace with the pinned pnpm (on
+// PATH, through corepack, or through npx) and builds packages/system/dist; `start` then runs the
+// built server inside this process, so `npm start` is two processes (npm, node). Plain JS so it
+// runs before anything is installed.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const [task = 'start', ...rest] = process.argv.slice(2);
@@ -17,40 +18,101 @@ function run(cmd, args, opts = {}) {
   return res.status ?? 1;
 }
 
-function works(cmd, args) {
+function versionOf(cmd, args) {
   // Corepack may ask before downloading pnpm; nobody is there to answer in CI.
   const env = { ...process.env, COREPACK_ENABLE_DOWNLOAD_PROMPT: '0' };
-  const res = spawnSync(cmd, [...args, '--version'], { cwd: root, stdio: 'ignore', timeout: 120_000, env });
-  return res.status === 0;
+  const res = spawnSync(cmd, [...args, '--version'], { cwd: root, encoding: 'utf8', timeout: 120_000, env });
+  return res.status === 0 ? res.stdout.trim() : null;
 }
+const works = (cmd, args) => versionOf(cmd, args) !== null;
 
-/** pnpm as [command, ...prefixArgs]: whichever of the three ways works on this machine. */
-function findPnpm() {
+/** The pnpm this repository pins (`packageManager` in package.json). */
+const pinned = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.replace(/^pnpm@/, '').split('+')[0];
+
+/**
+ * The pinned pnpm as [command, ...prefixArgs]: the one running this script, the one on PATH or
+ * corepack's when they are that version, else npx fetches exactly that version (corepack may
+ * exist and still fail to verify signatures). Looked up only when a task needs pnpm.
+ */
+let pnpmFound = null;
+function pnpm() {
+  if (pnpmFound) return pnpmFound;
   const execPath = process.env.npm_execpath ?? '';
-  if (/pnpm/.test(execPath)) return [process.execPath, execPath];
-  if (works('pnpm', [])) return ['pnpm'];
-  // corepack exists on Node 20 but may fail to verify signatures; then fall back to npx.
-  if (works('corepack', ['pnpm'])) return ['corepack', 'pnpm'];
-  return ['npx', '-y', 'pnpm@9'];
+  if (/pnpm/.test(execPath) && versionOf(process.execPath, [execPath]) === pinned) pnpmFound = [process.execPath, execPath];
+  else if (versionOf('pnpm', []) === pinned) pnpmFound = ['pnpm'];
+  else if (versionOf('corepack', ['pnpm']) === pinned) pnpmFound = ['corepack', 'pnpm'];
+  else pnpmFound = ['npx', '-y', `pnpm@${pinned}`];
+  return pnpmFound;
 }
 
-function ensureInstalled(pnpm) {
+/**
+ * Installs the workspace when node_modules is missing, older than the lockfile, or was installed
+ * without devDependencies (as `NODE_ENV=production pnpm install` does): the build needs them. The
+ * install itself always includes them, whatever NODE_ENV says.
+ */
+function ensureInstalled() {
   const marker = join(root, 'node_modules', '.modules.yaml');
   const lock = join(root, 'pnpm-lock.yaml');
-  const fresh = existsSync(marker) && (!existsSync(lock) || statSync(marker).mtimeMs >= statSync(lock).mtimeMs);
-  if (fresh) return;
-  const args = existsSync(lock) ? ['install', '--frozen-lockfile'] : ['install'];
-  const code = run(pnpm[0], [...pnpm.slice(1), ...args]);
+  const complete = existsSync(marker) && /devDependencies: true/.test(readFileSync(marker, 'utf8'));
+  if (complete && (!existsSync(lock) || statSync(marker).mtimeMs >= statSync(lock).mtimeMs)) return;
+  const { NODE_ENV: _ignored, ...env } = process.env;
+  const args = existsSync(lock) ? ['install', '--frozen-lockfile', '--prod=false'] : ['install', '--prod=false'];
+  const [cmd, ...prefix] = pnpm();
+  const code = run(cmd, [...prefix, ...args], { env });
   if (code !== 0) process.exit(code);
 }
 
-const pnpm = findPnpm();
-ensureInstalled(pnpm);
-const exec = (args, opts) => run(pnpm[0], [...pnpm.slice(1), 'exec', ...args], opts);
+const dist = join(root, 'packages', 'system', 'dist');
+const builtStamp = join(dist, '.built');
 
+/** The newest modification time of the sources the build reads (TypeScript, manifests, the lockfile). */
+function newestSource() {
+  let newest = 0;
+  const visit = (path) => {
+    const stat = statSync(path);
+    if (stat.isDirectory()) {
+      for (const entry of readdirSync(path)) if (entry !== 'node_modules' && entry !== 'dist') visit(join(path, entry));
+    } else newest = Math.max(newest, stat.mtimeMs);
+  };
+  for (const area of ['packages', 'services']) {
+    for (const pkg of readdirSync(join(root, area))) {
+      const src = join(root, area, pkg, 'src');
+      if (existsSync(src)) visit(src);
+      const manifest = join(root, area, pkg, 'package.json');
+      if (existsSync(manifest)) visit(manifest);
+    }
+  }
+  for (const file of ['pnpm-lock.yaml', 'scripts/build.mjs']) visit(join(root, file));
+  return newest;
+}
+
+/** Builds packages/system/dist when it is missing or older than a source (a few seconds). */
+function ensureBuilt() {
+  if (existsSync(builtStamp) && statSync(builtStamp).mtimeMs >= newestSource()) return;
+  const code = run(process.execPath, [join(root, 'scripts', 'build.mjs')]);
+  if (code !== 0) process.exit(code);
+  writeFileSync(builtStamp, `${new Date().toISOString()}\n`);
+}
+
+/** Runs a built entry point in this very process: no pnpm, tsx or shell between npm and the server. */
+async function runBuilt(entry, args) {
+  process.argv = [process.argv[0], join(dist, entry), ...args];
+  await import(pathToFileURL(join(dist, entry)).href);
+}
+
+const exec = (args, opts) => {
+  const [cmd, ...prefix] = pnpm();
+  return run(cmd, [...prefix, 'exec', ...args], opts);
+};
+
+ensureInstalled();
 switch (task) {
   case 'start':
-    process.exit(exec(['tsx', 'packages/system/src/main.ts', ...rest]));
+    ensureBuilt();
+    await runBuilt('main.js', rest);
+    break;
+  case 'build':
+    ensureBuilt();
     break;
   case 'test':
     process.exit(runTests());
@@ -72,10 +134,11 @@ switch (task) {
     break;
   case 'castie':
     // The operator CLI against a running system's admin API: `npm run castie -- --help`.
-    process.exit(exec(['tsx', 'packages/system/src/operator/cli.ts', ...rest]));
+    ensureBuilt();
+    await runBuilt('cli.js', rest);
     break;
   default:
-    console.error(`unknown task ${task}: use start, test, typecheck, lint, bench, seed or castie`);
+    console.error(`unknown task ${task}: use start, build, test, typecheck, lint, bench, seed or castie`);
     process.exit(2);
 }
 

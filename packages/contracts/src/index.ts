@@ -19,3 +19,4 @@ export * from './game/levels.ts';
 export * from './api/people.ts';
 export * from './api/time.ts';
 export * from './game/castie-time.ts';
+export * from './api/operations.ts';

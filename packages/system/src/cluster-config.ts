@@ -1,5 +1,7 @@
 import { serviceNames, type ServiceName } from '@castie/contracts';
 import { z } from 'zod';
+import { corsOriginsSchema } from './config.ts';
+import { ConfigurationError, problemsOf, shutdownGraceMs, timeZoneName } from './lifecycle.ts';
 
 /** What one cluster process runs: one service, or the gateway. */
 export type ClusterRole = ServiceName | 'gateway';
@@ -43,13 +45,19 @@ export const ClusterEnvSchema = z.object({
   API_KEYS: list,
   /** Where people reach the gateway (the ingress), for links in e-mails. */
   PUBLIC_URL: z.string().url(),
-  TZ_NAME: z.string().default('UTC'),
+  TZ_NAME: timeZoneName,
+  /** How long a stop may take before the process exits anyway (milliseconds). */
+  SHUTDOWN_GRACE_MS: shutdownGraceMs,
   /** Each process has its own clock, so only `system` makes sense in a cluster. */
   CLOCK: z.literal('system', { error: 'CLOCK=manual is only supported by the embedded profile (every cluster process has its own clock)' }).default('system'),
   /** Proxies whose X-Forwarded-For the gateway believes (comma-separated addresses or CIDRs); unset: none. */
   TRUST_PROXY: z.string().regex(/^[0-9A-Fa-f.:/,\s]+$/, 'must list proxy addresses or CIDRs, comma-separated').optional(),
+  /** Origins of browser clients allowed to call the gateway, comma-separated; unset: none. */
+  CORS_ORIGINS: corsOriginsSchema,
   /** Requests a signed-in user may make per minute (abuse limit). */
   USER_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().default(1200),
+  /** /readyz answers 503 while a read model is more than this many records behind the log. */
+  READY_MAX_LAG_EVENTS: z.coerce.number().int().min(0).default(1000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   IDENTITY_URL: optionalUrl,
   GROUPS_URL: optionalUrl,
@@ -75,11 +83,11 @@ export interface ClusterConfig extends ClusterEnv {
  */
 export function readClusterConfig(role: string | undefined, env: Record<string, string | undefined>, services: readonly ServiceName[]): ClusterConfig {
   if (!role || !(clusterRoles as readonly string[]).includes(role)) {
-    throw new Error(`usage: cluster.ts <${clusterRoles.join('|')}> (got ${role ?? 'nothing'})`);
+    throw new ConfigurationError(`usage: cluster.js <${clusterRoles.join('|')}> (got ${role ?? 'nothing'})`);
   }
   const clusterRole = role as ClusterRole;
   const parsed = ClusterEnvSchema.safeParse(env);
-  const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+  const problems = parsed.success ? [] : problemsOf(parsed.error);
   const c = parsed.success ? parsed.data : null;
   const serviceUrls: Partial<Record<ServiceName, string>> = {};
   if (c) {
@@ -93,7 +101,7 @@ export function readClusterConfig(role: string | undefined, env: Record<string, 
       }
     }
   }
-  if (!c || problems.length > 0) throw new Error(`invalid configuration: ${problems.join('; ')}`);
+  if (!c || problems.length > 0) throw new ConfigurationError(`invalid configuration: ${problems.join('; ')}`);
   return {
     ...c,
     role: clusterRole,

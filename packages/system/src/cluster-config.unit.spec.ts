@@ -41,7 +41,7 @@ describe('cluster configuration', () => {
   });
 
   it('refuses an unknown role and CLOCK=manual', () => {
-    expect(() => readClusterConfig('billing', service, services)).toThrow(/usage: cluster.ts <identity\|groups\|casties\|social\|notifications\|gateway>/);
+    expect(() => readClusterConfig('billing', service, services)).toThrow(/usage: cluster.js <identity\|groups\|casties\|social\|notifications\|gateway>/);
     expect(() => readClusterConfig(undefined, service, services)).toThrow(/usage/);
     expect(() => readClusterConfig('social', { ...service, CLOCK: 'manual' }, services)).toThrow(/CLOCK=manual is only supported by the embedded profile/);
   });

@@ -1,35 +1,44 @@
 import { buildGatewayApp, httpClient, type ServiceClient } from '@castie/gateway';
 import type { ServiceName } from '@castie/contracts';
-import { systemClock, type EventStore } from '@castie/platform';
+import { loggerOptions, measuredEventLog, systemClock, type EventStore } from '@castie/platform';
 import { createKafkaEventLog } from '@castie/platform/kafka/kafka-event-log';
 import { createSmtpMailer } from '@castie/platform/mail/smtp-mailer';
 import { createGridFsMediaStore } from '@castie/platform/mongo/gridfs-media-store';
 import { connectMongo, createMongoDocumentStore } from '@castie/platform/mongo/mongo-document-store';
 import { createMongoEventStore } from '@castie/platform/mongo/mongo-event-store';
 import { createRedisCache } from '@castie/platform/redis/redis-cache';
-import closeWithGrace from 'close-with-grace';
 import pino from 'pino';
 import { readClusterConfig, type ClusterConfig } from './cluster-config.ts';
+import { runProcess } from './lifecycle.ts';
+import { processOperations } from './operations.ts';
 import { allServices } from './services.ts';
 
 /*
  * The cluster profile's entry point: one process per service, plus the gateway, each started as
- * `node --import tsx packages/system/src/cluster.ts <service|gateway>`. Config comes from the
+ * `node packages/system/dist/cluster.js <service|gateway>` (built by `npm run build`). Config comes from the
  * environment only (see cluster-config.ts); adapters: Kafka log, MongoDB event store and read
  * models (databases per service), GridFS media, Redis cache, SMTP mail.
  */
 const modules = allServices();
-const config = readClusterConfig(process.argv[2], process.env, modules.map((m) => m.name));
-const logger = pino({ level: config.LOG_LEVEL }).child({ role: config.role });
-const started = Date.now();
-const { listen, close } = config.role === 'gateway' ? await startGateway(config) : await startService(config, config.role);
-await listen();
-logger.info({ port: config.PORT, ms: Date.now() - started }, `castie ${config.role} is listening on port ${config.PORT}`);
+let logger: pino.Logger;
 
-closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
-  if (err) logger.error({ err }, 'closing after an error');
-  else logger.info({ signal }, 'closing');
-  await close();
+await runProcess({
+  configure: () => readClusterConfig(process.argv[2], process.env, modules.map((m) => m.name)),
+  logger: (config) => (logger = pino(loggerOptions({ level: config.LOG_LEVEL })).child({ role: config.role })),
+  graceMs: (config) => config.SHUTDOWN_GRACE_MS,
+  port: (config) => config.PORT,
+  async start(config) {
+    const started = Date.now();
+    const running = config.role === 'gateway' ? await startGateway(config) : await startService(config, config.role);
+    try {
+      await running.listen();
+    } catch (error) {
+      await running.close();
+      throw error;
+    }
+    logger.info({ port: config.PORT, ms: Date.now() - started }, `castie ${config.role} is listening on port ${config.PORT}`);
+    return running;
+  },
 });
 
 interface Running {
@@ -50,13 +59,16 @@ async function startService(c: ClusterConfig, name: ServiceName): Promise<Runnin
   if (!module) throw new Error(`the system has no service ${name}`);
   const { mongo, media, cache } = sharedAdapters(c);
   const warn = (message: string): void => logger.warn(message);
-  const log = createKafkaEventLog({
+  const operations = processOperations({ maxLagEvents: c.READY_MAX_LAG_EVENTS });
+  const kafkaLog = createKafkaEventLog({
     brokers: c.KAFKA_BROKERS,
     clientId: c.kafkaClientId,
     partitions: c.KAFKA_PARTITIONS,
     ...(c.KAFKA_REPLICATION_FACTOR ? { replicationFactor: c.KAFKA_REPLICATION_FACTOR } : {}),
     onWarning: warn,
   });
+  // The outbox relay appends through it too: what is timed is the append to Kafka.
+  const log = measuredEventLog(kafkaLog, operations.metrics);
   // Events and read models live in separate databases: rebuilding read models drops theirs.
   const writeDb = mongo.db(`${c.MONGO_DB_PREFIX}${name}`);
   const documents = createMongoDocumentStore({ client: mongo, database: `${c.MONGO_DB_PREFIX}${name}_read` });
@@ -83,8 +95,10 @@ async function startService(c: ClusterConfig, name: ServiceName): Promise<Runnin
     publicUrl: c.PUBLIC_URL,
     timeZone: c.TZ_NAME,
     checkResponses: false,
+    metrics: operations.metrics.forService(name),
     logger,
   });
+  operations.installService(name, built);
   return {
     listen: async () => void (await built.app.listen({ port: c.PORT, host: c.HOST })),
     async close() {
@@ -115,7 +129,9 @@ async function startGateway(c: ClusterConfig): Promise<Running> {
     logger,
     abuseLimits: { requestsPerUserPerMinute: c.USER_REQUESTS_PER_MINUTE },
     ...(c.TRUST_PROXY ? { trustProxy: c.TRUST_PROXY } : {}),
+    corsOrigins: c.CORS_ORIGINS,
   });
+  processOperations({ maxLagEvents: c.READY_MAX_LAG_EVENTS }).installGateway(gateway, cache);
   return {
     listen: async () => void (await gateway.listen({ port: c.PORT, host: c.HOST })),
     async close() {

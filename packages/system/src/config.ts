@@ -1,11 +1,34 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { ConfigurationError, problemsOf, shutdownGraceMs, timeZoneName } from './lifecycle.ts';
 
 const list = z
   .string()
   .optional()
   .transform((s) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : []));
+
+/** Whether `text` is exactly a web origin: http(s), host, optional port; no path, query or trailing slash. */
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    // The URL parser takes hosts browsers never send (`*.example.com`): only names and addresses.
+    const host = /^[a-z0-9.-]+$|^\[[0-9a-f:.]+\]$/i.test(url.hostname);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && host && url.origin === text;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `CORS_ORIGINS`: the origins of browser clients allowed to call the gateway, comma-separated
+ * (e.g. `https://app.example.com,http://localhost:5173`); unset or empty: no cross-origin access.
+ */
+export const corsOriginsSchema = list.superRefine((origins, ctx) => {
+  for (const origin of origins) {
+    if (!isOrigin(origin)) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(origin)} is not an origin like https://app.example.com (scheme, host and optional port; no path or trailing slash)` });
+  }
+});
 
 /**
  * Configuration of the embedded profile, from environment variables only (12-factor), checked
@@ -28,21 +51,24 @@ export const EmbeddedConfigSchema = z.object({
   REDIS_URL: z.string().optional(),
   /** Proxies whose X-Forwarded-For the gateway believes (comma-separated addresses or CIDRs); unset: none. */
   TRUST_PROXY: z.string().regex(/^[0-9A-Fa-f.:/,\s]+$/, 'must list proxy addresses or CIDRs, comma-separated').optional(),
+  /** Origins of browser clients allowed to call the API, comma-separated; unset: none. */
+  CORS_ORIGINS: corsOriginsSchema,
   /** Requests a signed-in user may make per minute (abuse limit). */
   USER_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().default(1200),
+  /** /readyz answers 503 while a read model is more than this many records behind the log. */
+  READY_MAX_LAG_EVENTS: z.coerce.number().int().min(0).default(1000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The service's time zone: end dates and times of Casties are read in it. */
-  TZ_NAME: z.string().default('UTC'),
+  TZ_NAME: timeZoneName,
+  /** How long a stop may take before the process exits anyway (milliseconds). */
+  SHUTDOWN_GRACE_MS: shutdownGraceMs,
 });
 
 export type EmbeddedConfig = z.infer<typeof EmbeddedConfigSchema> & { dataDir: string; adminToken: string; secret: string; publicUrl: string; adminTokenGenerated: boolean };
 
 export function readEmbeddedConfig(env: Record<string, string | undefined>): EmbeddedConfig {
   const parsed = EmbeddedConfigSchema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`invalid configuration: ${problems}`);
-  }
+  if (!parsed.success) throw new ConfigurationError(`invalid configuration: ${problemsOf(parsed.error).join('; ')}`);
   const c = parsed.data;
   return {
     ...c,

@@ -1,7 +1,7 @@
 import { buildGatewayApp, inProcessClient, type ServiceClient } from '@castie/gateway';
 import type { PasswordHasher } from '@castie/identity';
 import type { ServiceName } from '@castie/contracts';
-import { ManualClock, systemClock, type BuiltService, type Cache, type Clock, type DocumentStore, type EventLog, type EventStore } from '@castie/platform';
+import { ManualClock, measuredEventLog, systemClock, type BuiltService, type Cache, type Clock, type DocumentStore, type EventLog, type EventStore, type Metrics } from '@castie/platform';
 import { createFileEventLog } from '@castie/platform/embedded/file-event-log';
 import { createLogEventStore } from '@castie/platform/embedded/log-event-store';
 import { createLocalMediaStore } from '@castie/platform/embedded/local-media-store';
@@ -13,6 +13,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EmbeddedConfig } from './config.ts';
+import { processOperations } from './operations.ts';
 import { allServices } from './services.ts';
 
 export interface EmbeddedSystem {
@@ -41,9 +42,15 @@ export interface EmbeddedOptions {
  * The embedded profile's event log (`<dataDir>/log`) and its event stores: one per topic, shared by
  * whoever asks (only the owning service writes it). `close` closes the stores, then the log.
  * Also used by tools that write history straight through the write side (`npm run seed`).
+ * With `metrics`, every append (the event stores' too) is timed.
  */
-export async function openEmbeddedEventStores(dataDir: string, onWarning?: (message: string) => void): Promise<{ log: EventLog; eventStore(topic: string): Promise<EventStore>; close(): Promise<void> }> {
-  const log = await createFileEventLog({ dir: join(dataDir, 'log'), ...(onWarning ? { onWarning } : {}) });
+export async function openEmbeddedEventStores(
+  dataDir: string,
+  options: { onWarning?: (message: string) => void; metrics?: Metrics } = {},
+): Promise<{ log: EventLog; eventStore(topic: string): Promise<EventStore>; close(): Promise<void> }> {
+  const { onWarning, metrics } = options;
+  const fileLog = await createFileEventLog({ dir: join(dataDir, 'log'), ...(onWarning ? { onWarning } : {}) });
+  const log = metrics ? measuredEventLog(fileLog, metrics) : fileLog;
   const stores = new Map<string, Promise<EventStore>>();
   const eventStore = (topic: string) => stores.get(topic) ?? stores.set(topic, createLogEventStore({ log, topic })).get(topic)!;
   return {
@@ -66,7 +73,9 @@ export async function openEmbeddedEventStores(dataDir: string, onWarning?: (mess
 export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOptions = {}): Promise<EmbeddedSystem> {
   const logger = options.logger;
   await mkdir(config.dataDir, { recursive: true });
-  const { log, eventStore, close: closeEvents } = await openEmbeddedEventStores(config.dataDir, (message) => logger?.warn(message));
+  // One registry and one readiness for the whole process: the gateway's /readyz covers every service.
+  const operations = processOperations({ maxLagEvents: config.READY_MAX_LAG_EVENTS });
+  const { log, eventStore, close: closeEvents } = await openEmbeddedEventStores(config.dataDir, { onWarning: (message) => logger?.warn(message), metrics: operations.metrics });
   const clock: Clock = options.clock ?? (config.CLOCK === 'manual' ? new ManualClock() : systemClock);
   // Only CLOCK=manual lets operators move time; a test's fixed clock alone does not.
   const manualClock = config.CLOCK === 'manual' && clock instanceof ManualClock ? clock : null;
@@ -96,8 +105,10 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
       publicUrl: config.publicUrl,
       timeZone: config.TZ_NAME,
       checkResponses: options.checkResponses ?? false,
+      metrics: operations.metrics.forService(module.name),
       ...(logger ? { logger: logger.child({ service: module.name }) } : {}),
     });
+    operations.installService(module.name, built);
     await built.app.ready();
     services.set(module.name, built);
     clients[module.name] = inProcessClient(built.app);
@@ -113,8 +124,10 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
     manualClock,
     abuseLimits: { requestsPerUserPerMinute: config.USER_REQUESTS_PER_MINUTE },
     ...(config.TRUST_PROXY ? { trustProxy: config.TRUST_PROXY } : {}),
+    corsOrigins: config.CORS_ORIGINS,
     ...(logger ? { logger } : {}),
   });
+  operations.installGateway(gateway, cache);
 
   return {
     gateway,

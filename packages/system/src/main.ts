@@ -1,19 +1,29 @@
-import closeWithGrace from 'close-with-grace';
+import { loggerOptions } from '@castie/platform';
+import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { readEmbeddedConfig } from './config.ts';
 import { startEmbedded } from './embedded.ts';
+import { runProcess } from './lifecycle.ts';
 
-// The embedded profile's entry point (`npm start`): read config once, start, listen, close cleanly.
-const config = readEmbeddedConfig(process.env);
-const logger = pino({ level: config.LOG_LEVEL });
-const started = Date.now();
-const system = await startEmbedded(config, { logger });
-await system.gateway.listen({ port: config.PORT, host: config.HOST });
-logger.info({ port: config.PORT, dataDir: config.dataDir, clock: config.CLOCK, ms: Date.now() - started }, `Castie is listening on http://localhost:${config.PORT}/api/`);
-if (config.adminTokenGenerated) logger.info({ adminToken: config.adminToken }, 'ADMIN_TOKEN was not set: use this generated token for /admin/ (Authorization: Bearer <token>)');
-
-closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
-  if (err) logger.error({ err }, 'closing after an error');
-  else logger.info({ signal }, 'closing');
-  await system.close();
+// The embedded profile's entry point (`npm start`, or `node packages/system/dist/main.js` once
+// built): read config once, start, listen; SIGTERM/SIGINT drain and flush within SHUTDOWN_GRACE_MS.
+await runProcess({
+  configure: () => readEmbeddedConfig(process.env),
+  logger: (config) => pino(loggerOptions({ level: config.LOG_LEVEL })),
+  graceMs: (config) => config.SHUTDOWN_GRACE_MS,
+  port: (config) => config.PORT,
+  async start(config, logger) {
+    const started = Date.now();
+    const system = await startEmbedded(config, { logger });
+    try {
+      await system.gateway.listen({ port: config.PORT, host: config.HOST });
+    } catch (error) {
+      await system.close();
+      throw error;
+    }
+    const { port } = system.gateway.server.address() as AddressInfo;
+    logger.info({ port, dataDir: config.dataDir, clock: config.CLOCK, ms: Date.now() - started }, `Castie is listening on http://localhost:${port}/api/`);
+    if (config.adminTokenGenerated) logger.info({ adminToken: config.adminToken }, 'ADMIN_TOKEN was not set: use this generated token for /admin/ (Authorization: Bearer <token>)');
+    return system;
+  },
 });

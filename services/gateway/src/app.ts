@@ -1,5 +1,5 @@
 import { DomainError, internalHeaders, messages, type ServiceName } from '@castie/contracts';
-import { clientErrors, errorBody, frameworkErrors, installErrorHandler, installJsonParser, parsePositions, refuseDotSegments, type Cache, type ManualClock, type MediaStore } from '@castie/platform';
+import { clientErrors, errorBody, frameworkErrors, installErrorHandler, installJsonParser, parsePositions, refuseDotSegments, requestIdOf, type Cache, type ManualClock, type MediaStore } from '@castie/platform';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -7,6 +7,9 @@ import { AbuseGuard, defaultAbuseLimits, type AbuseLimits } from './abuse/limits
 import { adminRoutes } from './admin/routes.ts';
 import { authenticate, presentedCredentials } from './credentials/credentials.ts';
 import { docsPage, openApiDocument } from './docs/openapi.ts';
+import { compression } from './http/compression.ts';
+import { corsForOrigins } from './http/cors.ts';
+import { requestIds, withRequestId } from './http/request-ids.ts';
 import { mediaRoutes } from './media/routes.ts';
 import { publicRoutes, type PublicRoute } from './routing/routes.ts';
 import type { ServiceClient } from './routing/service-client.ts';
@@ -32,6 +35,8 @@ export interface GatewayDeps {
    * clients connect directly (default); behind a proxy, its addresses or CIDRs, comma-separated.
    */
   trustProxy?: boolean | string;
+  /** Origins of browser clients allowed to call (CORS_ORIGINS); none: no cross-origin access. */
+  corsOrigins?: readonly string[];
 }
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'] as const;
@@ -48,11 +53,17 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     exposeHeadRoutes: false,
     bodyLimit: 1024 * 1024,
-    frameworkErrors,
+    frameworkErrors: withRequestId(frameworkErrors),
     clientErrorHandler: clientErrors,
     // Trusting every X-Forwarded-For would let anyone pick the address that limits count.
     trustProxy: deps.trustProxy ?? false,
+    // The client's x-request-id when acceptable, else a UUID; passed on to the services.
+    genReqId: requestIdOf,
   }) as unknown as FastifyInstance;
+  // Before any route: their hooks apply to every route, the error envelope and 404s alike.
+  await app.register(requestIds);
+  await app.register(corsForOrigins, { origins: deps.corsOrigins ?? [] });
+  await app.register(compression);
   installErrorHandler(app);
   installJsonParser(app);
   refuseDotSegments(app);
@@ -85,7 +96,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     const presented = presentedCredentials(request.headers.authorization, body);
     if (!presented) throw new DomainError('authentication_failed', messages.authenticationFailed);
     await guard.beforeCredentials(presented.email, request.ip);
-    const user = await authenticate(serviceOf('identity'), presented);
+    const user = await authenticate(serviceOf('identity'), presented, request.id);
     if (!user) {
       await guard.credentialsFailed(presented.email, request.ip);
       throw new DomainError('authentication_failed', messages.authenticationFailed);
@@ -161,8 +172,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
 
   mediaRoutes(app, deps.media);
   const openApi = openApiDocument();
-  app.get('/docs/openapi.json', async () => openApi);
-  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(docsPage(openApi)));
+  app.route({ method: ['GET', 'HEAD'], url: '/docs/openapi.json', handler: async () => openApi });
+  app.route({ method: ['GET', 'HEAD'], url: '/docs', handler: async (_request, reply) => reply.type('text/html; charset=utf-8').send(docsPage(openApi)) });
   adminRoutes(app, { token: deps.adminToken, manualClock: deps.manualClock ?? null, services: deps.services, media: deps.media, maxUploadBytes });
   return app;
 }

@@ -1,17 +1,18 @@
 import { castieEvents, groupEvents, GROUPS_TOPIC, identityEvents, socialEvents } from '@castie/contracts';
-import { ManagedReadModels, type DocumentStore, type EventLog, type ServiceModule } from '@castie/platform';
+import { ManagedReadModels, type DocumentStore, type EventLog, type ProjectionObserver, type ServiceModule } from '@castie/platform';
 import { groupsProjections, peopleProjections } from '@castie/reference';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildGroupsApp } from './app.ts';
 
 /** The read models of the groups service: its copies of people, friendships and groups, replayed to the log's end. */
-export async function startGroupsReadModels(options: { log: EventLog; documents: DocumentStore; logger?: FastifyBaseLogger }): Promise<ManagedReadModels> {
+export async function startGroupsReadModels(options: { log: EventLog; documents: DocumentStore; observer?: ProjectionObserver; logger?: FastifyBaseLogger }): Promise<ManagedReadModels> {
   return ManagedReadModels.start({
     group: 'groups-read',
     log: options.log,
     store: options.documents,
     catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
     projections: [...peopleProjections(options.documents), ...groupsProjections(options.documents)],
+    ...(options.observer ? { observer: options.observer } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   });
 }
@@ -21,7 +22,7 @@ export function groupsModule(): ServiceModule {
   return {
     name: 'groups',
     async build(deps) {
-      const runner = await startGroupsReadModels({ log: deps.log, documents: deps.documents, ...(deps.logger ? { logger: deps.logger } : {}) });
+      const runner = await startGroupsReadModels({ log: deps.log, documents: deps.documents, observer: deps.metrics, ...(deps.logger ? { logger: deps.logger } : {}) });
       const app = buildGroupsApp({
         store: await deps.eventStore(GROUPS_TOPIC),
         documents: deps.documents,
@@ -32,7 +33,7 @@ export function groupsModule(): ServiceModule {
         ...(deps.logger ? { logger: deps.logger } : {}),
       });
       runner.install(app, 'groups', { checkResponses: deps.checkResponses });
-      return { app, close: () => runner.stop() };
+      return { app, readModels: runner, close: () => runner.stop() };
     },
   };
 }

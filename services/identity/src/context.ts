@@ -4,7 +4,7 @@ import { accountDecider } from './account/decider.ts';
 import { handleClaimDecider } from './login/handle-claim.ts';
 import { loginDecider } from './login/decider.ts';
 import type { PasswordHasher } from './sign-in/passwords.ts';
-import { CredentialVerifier } from './sign-in/credentials.ts';
+import { CredentialVerifier, type CredentialCacheObserver } from './sign-in/credentials.ts';
 import { resetDecider } from './password-reset/decider.ts';
 
 export interface IdentityDeps {
@@ -21,6 +21,8 @@ export interface IdentityDeps {
   publicUrl: string;
   /** Check every response against its contract (on in tests). */
   checkResponses?: boolean;
+  /** Counts hits and misses of the verified-credentials cache (metrics). */
+  credentialCache?: CredentialCacheObserver;
 }
 
 /** What the features of identity share: the aggregates' command handlers and the verifier. */
@@ -29,7 +31,7 @@ export function identityContext(deps: IdentityDeps) {
   const logins = new CommandHandler(deps.logins, loginEvents, loginDecider);
   const handles = new CommandHandler(deps.logins, loginEvents, handleClaimDecider);
   const resets = new CommandHandler(deps.logins, loginEvents, resetDecider);
-  const verifier = new CredentialVerifier(logins, accounts, deps.passwords, deps.secret);
+  const verifier = new CredentialVerifier(logins, accounts, deps.passwords, deps.secret, deps.credentialCache ? { observer: deps.credentialCache } : {});
   return { ...deps, accounts, logins, handles, resets, verifier };
 }
 export type IdentityContext = ReturnType<typeof identityContext>;

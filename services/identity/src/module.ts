@@ -17,6 +17,7 @@ export function identityModule(options: { passwords?: PasswordHasher } = {}): Se
         secret: deps.secret,
         publicUrl: deps.publicUrl,
         checkResponses: deps.checkResponses,
+        credentialCache: deps.metrics,
         ...(deps.logger ? { logger: deps.logger } : {}),
       });
       return { app, close: async () => {} };

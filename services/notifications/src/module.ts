@@ -23,6 +23,7 @@ export function notificationsModule(): ServiceModule {
         store,
         catalogs: [identityEvents, groupEvents, castieEvents, socialEvents, notificationEvents],
         projections: [...peopleProjections(store), ...groupsProjections(store), notificationsProjection(store)],
+        observer: deps.metrics,
         ...(deps.logger ? { logger: deps.logger } : {}),
       });
       const app = createServiceApp({ name: 'notifications', readModels: runner, ...(deps.logger ? { logger: deps.logger } : {}) });
@@ -30,7 +31,7 @@ export function notificationsModule(): ServiceModule {
       activityRoutes(app, ctx);
       countsRoutes(app, ctx);
       runner.install(app, 'notifications', { checkResponses: deps.checkResponses });
-      return { app, close: () => runner.stop() };
+      return { app, readModels: runner, close: () => runner.stop() };
     },
   };
 }

@@ -20,6 +20,7 @@ export function socialModule(): ServiceModule {
         store,
         catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
         projections: peopleProjections(store),
+        observer: deps.metrics,
         ...(logger ? { logger } : {}),
       });
       const app = buildSocialApp({
@@ -32,7 +33,7 @@ export function socialModule(): ServiceModule {
         ...(logger ? { logger } : {}),
       });
       runner.install(app, 'social', { checkResponses: deps.checkResponses });
-      return { app, close: () => runner.stop() };
+      return { app, readModels: runner, close: () => runner.stop() };
     },
   };
 }

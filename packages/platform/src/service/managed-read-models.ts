@@ -82,6 +82,20 @@ export class ManagedReadModels implements ProjectionRunner {
     return this.#runner.applied();
   }
 
+  /** While a rebuild runs (or after one failed) the lag is not a number worth reporting: readiness says not ready. */
+  lag() {
+    if (!this.ready) return Promise.reject(new Error(this.#failed ? `${this.group}: the rebuild failed; restart the service` : `${this.group}: rebuilding its read models`));
+    return this.#runner.lag();
+  }
+
+  pause(): Promise<void> {
+    return this.#runner.pause();
+  }
+
+  resume(): void {
+    this.#runner.resume();
+  }
+
   async stop(): Promise<void> {
     await this.#rebuilding?.catch(() => undefined);
     await this.#runner.stop();

@@ -7,6 +7,8 @@ import type { EventLog } from '../ports/event-log.ts';
 import type { EventStore } from '../ports/event-store.ts';
 import type { Mailer } from '../ports/mail.ts';
 import type { MediaStore } from '../ports/media.ts';
+import type { ServiceMetrics } from '../observability/metrics.ts';
+import type { ProjectionRunner } from './projections.ts';
 
 /** What every service is built from; the profile (embedded or cluster) decides the adapters. */
 export interface ServiceDeps {
@@ -27,11 +29,15 @@ export interface ServiceDeps {
   timeZone: string;
   /** Check every response against its contract (tests). */
   checkResponses: boolean;
+  /** What the service counts (dead letters, credential cache), labelled with its name. */
+  metrics: ServiceMetrics;
   logger?: FastifyBaseLogger;
 }
 
 export interface BuiltService {
   app: FastifyInstance;
+  /** The service's read models, when it has any: their lag decides readiness (/readyz). */
+  readModels?: ProjectionRunner;
   /** Stops consumers and closes stores the service opened (the app is closed by the caller). */
   close(): Promise<void>;
 }

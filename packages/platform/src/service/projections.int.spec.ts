@@ -39,6 +39,7 @@ interface Sum extends Doc {
   events: number;
 }
 const SUMS = collectionSpec<Sum>({ name: 'sums' });
+const OTHER_SUMS = collectionSpec<Sum>({ name: 'other_sums' });
 
 /**
  * Sums `n` into one document with a plain $inc (not idempotent on purpose: only the runner's
@@ -80,6 +81,45 @@ describe('projection runner', () => {
     const dead = await deadLetters('tally-read');
     expect(dead.map((d) => d.offset)).toEqual([1, 2]);
     expect(dead[0]!.reason).toMatch(/^contract: /);
+    await runner.stop();
+  });
+
+  it('tells its observer of each dead letter, per group', async () => {
+    await log.append('tallies', [{ key: 'tally-1', value: 'not json' }, { key: 'tally-1', value: envelope({ n: 1 }) }, { key: 'tally-1', value: envelope({ n: 'two' }) }]);
+    const store = openStore();
+    const dead: string[] = [];
+    const runner = await startProjections({ group: 'tally-read', log, store, catalogs: [catalog], projections: [tally(store)], observer: { deadLettered: (group) => dead.push(group) } });
+    await runner.caughtUp();
+    expect(dead).toEqual(['tally-read', 'tally-read']);
+    await runner.stop();
+  });
+
+  it('reports its lag per projection, and while paused keeps it: records appended meanwhile wait until it resumes', async () => {
+    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 1 }) }]);
+    const store = openStore();
+    const runner = await startProjections({ group: 'tally-read', log, store, catalogs: [catalog], projections: [tally(store), tally(store, { name: 'other', collection: OTHER_SUMS })] });
+    await runner.caughtUp();
+    expect(await runner.lag()).toEqual([{ projection: 'tally', lagEvents: 0 }, { projection: 'other', lagEvents: 0 }]);
+
+    await runner.pause();
+    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 2 }) }, { key: 'tally-1', value: envelope({ n: 3 }) }]);
+    expect(await runner.catchUp(['tallies'], 100)).toBe(false);
+    expect(await runner.lag()).toEqual([{ projection: 'tally', lagEvents: 2 }, { projection: 'other', lagEvents: 2 }]);
+    expect(await sumOf(store)).toBe(1);
+
+    runner.resume();
+    expect(await runner.catchUp(['tallies'])).toBe(true);
+    expect(await runner.lag()).toEqual([{ projection: 'tally', lagEvents: 0 }, { projection: 'other', lagEvents: 0 }]);
+    expect(await sumOf(store)).toBe(6);
+    await runner.stop();
+  });
+
+  it('stops while paused (stopping lets the held batch go first)', async () => {
+    const store = openStore();
+    const runner = await startProjections({ group: 'tally-read', log, store, catalogs: [catalog], projections: [tally(store)] });
+    await runner.caughtUp();
+    await runner.pause();
+    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 5 }) }]);
     await runner.stop();
   });
 

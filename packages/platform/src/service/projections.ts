@@ -34,9 +34,27 @@ export interface ReadModels {
   catchUp(topics: readonly string[], timeoutMs?: number): Promise<boolean>;
 }
 
+/** How many records of the log one projection has not applied yet. */
+export interface ProjectionLag {
+  projection: string;
+  /** Summed over every partition of the projection's topics. */
+  lagEvents: number;
+}
+
 export interface ProjectionRunner extends ReadModels {
+  /** The consumer group, e.g. `groups-read` (names the dead-letter topic `<group>.dead-letter`). */
+  readonly group: string;
   /** Resolves once every record that existed at start has been applied. */
   caughtUp(): Promise<void>;
+  /** Per projection, the records between what it applied and the end of the log now (readiness, metrics). */
+  lag(): Promise<ProjectionLag[]>;
+  /**
+   * Holds the read models where they are: no further batch is applied until `resume`. Resolves
+   * once the batch in flight (if any) is committed. For tools and tests that need a read model
+   * to stay behind the log while they look at it.
+   */
+  pause(): Promise<void>;
+  resume(): void;
   stop(): Promise<void>;
   /** Events its projections could not apply, oldest first: the pending ones, or all. */
   deadLetters(options?: { all?: boolean }): Promise<DeadLetter[]>;
@@ -48,6 +66,12 @@ export interface ProjectionRunner extends ReadModels {
   replay(id: string): Promise<DeadLetter>;
   /** Records applied since start (a rebuild's size). */
   applied(): number;
+}
+
+/** Told what an operator counts (the service's metrics). */
+export interface ProjectionObserver {
+  /** One record went to `<group>.dead-letter`. */
+  deadLettered(group: string): void;
 }
 
 export interface ProjectionRunnerOptions {
@@ -65,6 +89,7 @@ export interface ProjectionRunnerOptions {
   progressEveryMs?: number;
   /** Rebuild every projection from the start of the log, whatever its stored version (an operator's rebuild). */
   rebuildAll?: boolean;
+  observer?: ProjectionObserver;
 }
 
 /** How far a projection has applied one topic partition (the checkpoint commits with its changes). */
@@ -135,6 +160,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     logger?.error({ group, topic: record.topic, offset: record.offset, reason }, 'event sent to the dead-letter topic');
     await log.append(`${group}.dead-letter`, [{ key: record.key, value: JSON.stringify({ reason, topic: record.topic, partition: record.partition, offset: record.offset, value: record.value }) }]);
     await recordDeadLetter(store, group, record, { projection, reason }, new Date());
+    options.observer?.deadLettered(group);
   }
 
   function parse(record: LogRecord): { event: DomainEvent; envelope: EventEnvelope } | string {
@@ -198,17 +224,33 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   }
   progress.start(behind);
 
+  // While paused, batches wait at this gate (the log redelivers nothing: the handler has not returned).
+  let gate: { opened: Promise<void>; open: () => void } | null = null;
+  let inFlight: Promise<void> = Promise.resolve();
+  async function gated(records: LogRecord[]): Promise<void> {
+    while (gate) await gate.opened;
+    const run = handle(records);
+    inFlight = run.catch(() => undefined);
+    return run;
+  }
+  const resume = (): void => {
+    const opened = gate;
+    gate = null;
+    opened?.open();
+  };
+
   const subscription: Subscription = await log.subscribe({
     group,
     topics,
     maxBatch: MAX_BATCH,
     startAt: (topic, partition) => ({ offset: readFrom(topic, positionKey({ topic, partition })) }),
-    handle,
+    handle: gated,
   });
 
   const waitFor = (positions: readonly LogPosition[], timeoutMs = DEFAULT_TIMEOUT_MS) => subscription.waitFor(positions, timeoutMs);
   const letters = store.collection(DEAD_LETTERS);
   return {
+    group,
     waitFor,
     applied: () => progress.applied,
     deadLetters: (o = {}) => listDeadLetters(store, { all: o.all ?? false }),
@@ -243,8 +285,29 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
       await store.endBulkLoad();
       progress.done();
     },
+    async lag() {
+      const ends = new Map<string, Map<number, number>>();
+      for (const topic of topics) ends.set(topic, await log.endOffsets(topic));
+      return projections.map((p) => {
+        let lagEvents = 0;
+        for (const topic of p.topics) {
+          for (const [partition, end] of ends.get(topic) ?? []) lagEvents += Math.max(0, end - ((applied.get(p.name)!.get(positionKey({ topic, partition })) ?? -1) + 1));
+        }
+        return { projection: p.name, lagEvents };
+      });
+    },
+    async pause() {
+      if (!gate) {
+        let open = (): void => undefined;
+        const opened = new Promise<void>((resolve) => (open = resolve));
+        gate = { opened, open };
+      }
+      await inFlight;
+    },
+    resume,
     async stop() {
       progress.done();
+      resume();
       await subscription.stop();
     },
   };

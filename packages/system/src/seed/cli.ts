@@ -53,7 +53,7 @@ if (args.kind === 'help') {
 } else {
   const dataDir = resolve(args.dataDir);
   process.stderr.write(`seed: writing into ${join(dataDir, 'log')}\n`);
-  const events = await openEmbeddedEventStores(dataDir, (message) => process.stderr.write(`seed: warning: ${message}\n`));
+  const events = await openEmbeddedEventStores(dataDir, { onWarning: (message) => process.stderr.write(`seed: warning: ${message}\n`) });
   let summary: SeedSummary | null = null;
   try {
     summary = await seedHistory(events, args.options, new ProgressBar(process.stderr));

@@ -1,7 +1,9 @@
 import { argon2idHasher, type PasswordHasher } from '@castie/identity';
-import { ManualClock, type DocumentStore } from '@castie/platform';
+import { loggerOptions, ManualClock, type DocumentStore } from '@castie/platform';
 import type { ServiceName } from '@castie/contracts';
 import { readEmbeddedConfig, startEmbedded, type EmbeddedSystem } from '@castie/system';
+import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,7 +78,7 @@ export class TestSystem {
   ) {}
 
   static async start(
-    options: { dataDir?: string; env?: Record<string, string>; now?: Date; checkResponses?: boolean; passwords?: PasswordHasher; wrapDocuments?: (service: ServiceName, store: DocumentStore) => DocumentStore } = {},
+    options: { dataDir?: string; env?: Record<string, string>; now?: Date; checkResponses?: boolean; passwords?: PasswordHasher; wrapDocuments?: (service: ServiceName, store: DocumentStore) => DocumentStore; logger?: FastifyBaseLogger } = {},
   ): Promise<TestSystem> {
     const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'castie-test-')));
     const config = readEmbeddedConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN: 'test-admin-token-0123456789', SECRET: 'test-secret-0123456789abcdef', ...options.env });
@@ -87,6 +89,7 @@ export class TestSystem {
       passwords: options.passwords ?? argon2idHasher({ memoryCost: 1024, timeCost: 1 }),
       checkResponses: options.checkResponses ?? true,
       ...(options.wrapDocuments ? { wrapDocuments: options.wrapDocuments } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
     });
     return new TestSystem(system, dataDir, config.adminToken, clock);
   }
@@ -176,4 +179,28 @@ export async function eventually<T>(assertion: () => Promise<T>, timeoutMs = 300
       await new Promise((r) => setTimeout(r, 10));
     }
   }
+}
+
+export interface CapturedLog {
+  logger: FastifyBaseLogger;
+  /** Every line written so far, as written (JSON text). */
+  text(): string;
+  /** Every line written so far, parsed. */
+  lines(): Record<string, unknown>[];
+}
+
+/** A pino logger configured as production's, writing into memory: tests read what operators would. */
+export function capturedLogger(level = 'info'): CapturedLog {
+  const chunks: string[] = [];
+  const logger = pino(loggerOptions({ level }), { write: (chunk: string) => void chunks.push(chunk) }) as unknown as FastifyBaseLogger;
+  const text = () => chunks.join('');
+  return {
+    logger,
+    text,
+    lines: () =>
+      text()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
 }

@@ -55,14 +55,16 @@ export function adminRoutes(
     const discard = (keys: readonly string[]) => Promise.all(keys.map((key) => options.media.delete(key).catch(() => undefined)));
     /** JSON and form bodies as they are; multipart ones with their files checked and stored first (the service receives UploadRefs). */
     const forwardTo = async (service: ServiceClient, request: FastifyRequest, reply: FastifyReply) => {
+      // HEAD is asked of the service as GET; the gateway sends the answer without its body.
+      const method = request.method === 'HEAD' ? 'GET' : request.method;
       const read =
-        request.method === 'GET'
+        method === 'GET'
           ? undefined
           : request.isMultipart()
             ? await readMultipart(request, options.media, adminUploads, options.maxUploadBytes)
             : { fields: withoutClientUploadRefs(plainObject(request.body), adminUploads), stored: [] };
       const res = await service
-        .request({ method: request.method, url: request.url, headers: { [internalHeaders.admin]: 'true', 'x-request-id': request.id }, ...(read === undefined ? {} : { body: read.fields }) })
+        .request({ method, url: request.url, headers: { [internalHeaders.admin]: 'true', 'x-request-id': request.id }, ...(read === undefined ? {} : { body: read.fields }) })
         .catch(async (error: unknown) => {
           await discard(read?.stored ?? []);
           throw error;

@@ -22,8 +22,8 @@ export function presentedCredentials(authorization: string | undefined, body: Re
 }
 
 /** Asks identity (which owns credentials and caches verified ones) who presented them. */
-export async function authenticate(identity: ServiceClient, presented: Presented): Promise<AuthenticatedUser | null> {
-  const res = await identity.request({ method: 'POST', url: '/internal/authenticate', headers: {}, body: { email: presented.email, password: presented.password } });
+export async function authenticate(identity: ServiceClient, presented: Presented, requestId: string): Promise<AuthenticatedUser | null> {
+  const res = await identity.request({ method: 'POST', url: '/internal/authenticate', headers: { 'x-request-id': requestId }, body: { email: presented.email, password: presented.password } });
   if (res.statusCode !== 200) return null;
   const user = AuthenticatedUserSchema.safeParse(JSON.parse(res.body.toString('utf8')));
   return user.success ? user.data : null;

@@ -12,6 +12,11 @@ interface Verified {
   expiresAt: number;
 }
 
+/** Told whether a check found the credentials verified in the cache (a hit spares argon2id). */
+export interface CredentialCacheObserver {
+  credentialCacheLookup(hit: boolean): void;
+}
+
 /**
  * Checks the credentials every request carries. argon2 runs once per (e-mail, password, login
  * version): the cache remembers a successful check under an HMAC of the presented credentials
@@ -24,6 +29,7 @@ export class CredentialVerifier {
   readonly #cache = new Map<string, Verified>();
   readonly #maxEntries: number;
   readonly #ttlMs: number;
+  readonly #observer: CredentialCacheObserver | undefined;
   /** A hash of no one's password: an unknown e-mail costs the same argon2 run as a wrong password. */
   #dummyHash: Promise<string> | null = null;
 
@@ -34,10 +40,11 @@ export class CredentialVerifier {
     private readonly accounts: CommandHandler<AccountCommand, any, AccountState>,
     private readonly passwords: PasswordHasher,
     private readonly secret: string,
-    options: { maxEntries?: number; ttlMs?: number } = {},
+    options: { maxEntries?: number; ttlMs?: number; observer?: CredentialCacheObserver } = {},
   ) {
     this.#maxEntries = options.maxEntries ?? 100_000;
     this.#ttlMs = options.ttlMs ?? 10 * 60_000;
+    this.#observer = options.observer;
   }
 
   /** The active account these credentials open, or null. */
@@ -53,7 +60,9 @@ export class CredentialVerifier {
 
     const key = createHmac('sha256', this.secret).update(email).update('\0').update(password).digest('base64url');
     const hit = this.#cache.get(key);
-    if (!(hit && hit.userId === login.userId && hit.loginVersion === version && hit.expiresAt > now)) {
+    const valid = hit !== undefined && hit.userId === login.userId && hit.loginVersion === version && hit.expiresAt > now;
+    this.#observer?.credentialCacheLookup(valid);
+    if (!valid) {
       if (hit) this.#cache.delete(key);
       if (!(await this.passwords.verify(login.passwordHash, password))) return null;
       this.remember(key, { userId: login.userId, loginVersion: version, expiresAt: now + this.#ttlMs });

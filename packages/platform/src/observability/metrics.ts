@@ -1,0 +1,125 @@
+import type { ReadModelLag } from '@castie/contracts';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ProjectionObserver } from '../service/projections.ts';
+import { within } from './bounded.ts';
+
+/** What a service counts, with its name already on every label set (a `ServiceDeps` member). */
+export interface ServiceMetrics extends ProjectionObserver {
+  readonly service: string;
+  /** One lookup in the verified-credentials cache (identity): a hit spares an argon2id run. */
+  credentialCacheLookup(hit: boolean): void;
+}
+
+export interface MetricsOptions {
+  /** Node's process metrics (CPU, memory, event loop, GC) too; default true. */
+  processMetrics?: boolean;
+  /** Read at every scrape for `castie_projection_lag_events`. */
+  readModelLag?: () => Promise<readonly ReadModelLag[]>;
+}
+
+/** Latencies of requests: 5 ms to 10 s (session consistency waits at most 3 s). */
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Latencies of appends: an fdatasync on a laptop is about a millisecond, a Kafka ack a few. */
+const APPEND_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/** How long a scrape waits for the log's end offsets. */
+const LAG_TIMEOUT_MS = 2000;
+
+/** A status code's class (`2xx`…): five label values instead of sixty. */
+export const statusClass = (statusCode: number): string => `${Math.floor(statusCode / 100)}xx`;
+
+/**
+ * The metrics of one process, on a registry of its own (never prom-client's global one, so
+ * several systems built in one test process do not collide). The embedded process has one for
+ * everything it hosts: labels carry the service. Label values are bounded: route patterns (never
+ * raw URLs), methods, status classes, topics, consumer groups and projection names.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly #http: Histogram<'service' | 'method' | 'route' | 'status_class'>;
+  readonly #append: Histogram<'topic' | 'outcome'>;
+  readonly #deadLetters: Counter<'service' | 'group'>;
+  readonly #credentialHits: Counter<'service'>;
+  readonly #credentialMisses: Counter<'service'>;
+
+  constructor(options: MetricsOptions = {}) {
+    const registers = [this.registry];
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    this.#http = new Histogram({
+      name: 'castie_http_request_duration_seconds',
+      help: 'Time from request to response, per service, route pattern, method and status class.',
+      labelNames: ['service', 'method', 'route', 'status_class'],
+      buckets: HTTP_BUCKETS,
+      registers,
+    });
+    this.#append = new Histogram({
+      name: 'castie_event_log_append_duration_seconds',
+      help: 'Time until the event log acknowledged an append (durable), per topic; a topic has one writing service.',
+      labelNames: ['topic', 'outcome'],
+      buckets: APPEND_BUCKETS,
+      registers,
+    });
+    const readModelLag = options.readModelLag;
+    const lag: Gauge<'service' | 'group' | 'projection'> = new Gauge({
+      name: 'castie_projection_lag_events',
+      help: 'Records of the log a projection has not applied yet (end of the log minus its position), per service.',
+      labelNames: ['service', 'group', 'projection'],
+      registers,
+      ...(readModelLag
+        ? {
+            // A lag that cannot be read (the log unreachable) leaves the gauge empty rather than
+            // failing the whole scrape; /readyz says why.
+            async collect() {
+              lag.reset();
+              const lags = await within(readModelLag(), LAG_TIMEOUT_MS).catch(() => []);
+              for (const l of lags) lag.set({ service: l.service, group: l.group, projection: l.projection }, l.lagEvents);
+            },
+          }
+        : {}),
+    });
+    this.#deadLetters = new Counter({
+      name: 'castie_dead_letters_total',
+      help: 'Records a projection runner sent to its dead-letter topic `<group>.dead-letter`.',
+      labelNames: ['service', 'group'],
+      registers,
+    });
+    this.#credentialHits = new Counter({
+      name: 'castie_credential_cache_hits_total',
+      help: 'Presented credentials found verified in the cache (no argon2id run).',
+      labelNames: ['service'],
+      registers,
+    });
+    this.#credentialMisses = new Counter({
+      name: 'castie_credential_cache_misses_total',
+      help: 'Presented credentials checked with argon2id (not cached, expired, or the login changed since).',
+      labelNames: ['service'],
+      registers,
+    });
+  }
+
+  /** One answered HTTP request; `route` is the matched pattern, absent when no route matched. */
+  observeRequest(labels: { service: string; method: string; route: string | undefined; statusCode: number }, seconds: number): void {
+    this.#http.observe({ service: labels.service, method: labels.method, route: labels.route ?? 'unmatched', status_class: statusClass(labels.statusCode) }, seconds);
+  }
+
+  observeAppend(topic: string, outcome: 'ok' | 'error', seconds: number): void {
+    this.#append.observe({ topic, outcome }, seconds);
+  }
+
+  forService(service: string): ServiceMetrics {
+    return {
+      service,
+      deadLettered: (group) => this.#deadLetters.inc({ service, group }),
+      credentialCacheLookup: (hit) => (hit ? this.#credentialHits : this.#credentialMisses).inc({ service }),
+    };
+  }
+
+  /** The exposition for GET /metrics. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

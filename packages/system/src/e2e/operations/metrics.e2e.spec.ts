@@ -1,0 +1,95 @@
+import { IDENTITY_TOPIC, SOCIAL_TOPIC } from '@castie/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestSystem, type TestUser } from '../../testing/harness.ts';
+import { labelSets, sample } from '../../testing/prometheus.ts';
+
+// What Prometheus scrapes from the embedded process: one registry for the gateway and every
+// service (labels carry the service), present and moving as the system works.
+let sys: TestSystem;
+let ada: TestUser;
+
+beforeAll(async () => {
+  sys = await TestSystem.start();
+  ada = await sys.signUp();
+});
+afterAll(() => sys.close());
+
+const scrape = async (): Promise<string> => {
+  const res = await sys.request('GET', '/metrics');
+  expect(res.status).toBe(200);
+  expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+  return res.text;
+};
+
+describe('GET /metrics', () => {
+  it('exposes the process metrics and every Castie metric, and answers HEAD without a body', async () => {
+    const text = await scrape();
+    for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) expect(text, name).toMatch(new RegExp(`^${name}`, 'm'));
+    for (const name of ['castie_http_request_duration_seconds', 'castie_event_log_append_duration_seconds', 'castie_projection_lag_events', 'castie_dead_letters_total', 'castie_credential_cache_hits_total', 'castie_credential_cache_misses_total']) {
+      expect(text, name).toContain(`# TYPE ${name} `);
+    }
+    const head = await sys.request('HEAD', '/metrics');
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+  });
+
+  it('a request counts once in its route histogram, at the gateway and at the service that answered', async () => {
+    const labels = { method: 'GET', route: '/api/preferences/', status_class: '2xx' };
+    const before = await scrape();
+    expect((await sys.get('/api/preferences/', ada)).status).toBe(200);
+    const after = await scrape();
+    const count = (text: string, service: string) => sample(text, 'castie_http_request_duration_seconds_count', { service, ...labels }) ?? 0;
+    expect(count(after, 'gateway') - count(before, 'gateway')).toBe(1);
+    expect(count(after, 'identity') - count(before, 'identity')).toBe(1);
+  });
+
+  it('routes are labelled by their pattern, never by the raw URL', async () => {
+    const uuid = '0b7e2c1a-5f0e-4d4e-9a53-1c2d3e4f5a6b';
+    await sys.get(`/api/casties/${uuid}/`, ada);
+    await sys.get(`/no/such/page/${uuid}`);
+    const sets = labelSets(await scrape(), 'castie_http_request_duration_seconds_count');
+    expect(sets.some((l) => l.service === 'gateway' && l.route === '/api/casties/:uuid/')).toBe(true);
+    expect(sets.some((l) => l.service === 'gateway' && l.route === 'unmatched' && l.status_class === '4xx')).toBe(true);
+    expect(sets.filter((l) => Object.values(l).some((v) => v.includes(uuid)))).toEqual([]);
+  });
+
+  it('an append moves the append histogram of its topic', async () => {
+    const appends = (text: string) => sample(text, 'castie_event_log_append_duration_seconds_count', { topic: IDENTITY_TOPIC, outcome: 'ok' }) ?? 0;
+    const before = await scrape();
+    const end = async () => (await sys.system.log.endOffsets(IDENTITY_TOPIC)).get(0) ?? 0;
+    const endBefore = await end();
+    // A sign-up appends its account to the identity topic.
+    await sys.signUp();
+    expect(await end()).toBeGreaterThan(endBefore);
+    expect(appends(await scrape())).toBeGreaterThan(appends(before));
+  });
+
+  it('counts hits and misses of the verified-credentials cache', async () => {
+    const hits = (text: string) => sample(text, 'castie_credential_cache_hits_total', { service: 'identity' }) ?? 0;
+    const misses = (text: string) => sample(text, 'castie_credential_cache_misses_total', { service: 'identity' }) ?? 0;
+    await sys.get('/api/preferences/', ada);
+    const before = await scrape();
+    // The same credentials again: found verified, no argon2id run.
+    await sys.get('/api/preferences/', ada);
+    const after = await scrape();
+    expect(hits(after) - hits(before)).toBe(1);
+    expect(misses(after) - misses(before)).toBe(0);
+    // A wrong password is checked with argon2id: a miss.
+    expect((await sys.get('/api/preferences/', { ...ada, password: 'not-the-password' })).status).toBe(401);
+    expect(misses(await scrape()) - misses(after)).toBe(1);
+  });
+
+  it('a poison record counts as a dead letter of each group that reads its topic', async () => {
+    const letters = (text: string) => sample(text, 'castie_dead_letters_total', { service: 'social', group: 'social-read' }) ?? 0;
+    const before = letters(await scrape());
+    // Not an event at all: it breaks the contract of the social topic.
+    await sys.system.log.append(SOCIAL_TOPIC, [{ key: 'poison', value: 'not an event' }]);
+    const social = sys.system.services.get('social')!.readModels!;
+    expect(await social.catchUp([SOCIAL_TOPIC])).toBe(true);
+    const text = await scrape();
+    expect(letters(text) - before).toBe(1);
+    expect(sample(text, 'castie_event_log_append_duration_seconds_count', { topic: 'social-read.dead-letter', outcome: 'ok' })).toBe(1);
+    // The runner went on: nothing of the social topic is left behind.
+    expect(sample(text, 'castie_projection_lag_events', { service: 'social', projection: 'friendships' })).toBe(0);
+  });
+});

@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { capturedLogger, newUser, PNG, multipart, TestSystem, type CapturedLog, type TestUser } from '../../testing/harness.ts';
+
+// Every answer names its request (x-request-id): the client's own id when acceptable, else a
+// fresh UUID; the gateway and the services it reaches log that request under that one id.
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+let sys: TestSystem;
+let log: CapturedLog;
+let ada: TestUser;
+let picture: string;
+beforeAll(async () => {
+  log = capturedLogger('info');
+  sys = await TestSystem.start({ logger: log.logger });
+  ada = await sys.signUp(newUser('ids'));
+  const upload = multipart({ email: ada.email, handle: ada.handle }, { field: 'profPic', name: 'me.png', bytes: PNG, type: 'image/png' });
+  const edited = await sys.request('POST', '/api/profile/edit/', { user: ada, payload: upload.payload, headers: upload.headers });
+  picture = String((await sys.get(`/api/profile/${ada.handle}/edit/`, ada)).body.profPic ?? '');
+  if (edited.status !== 200 || !picture.startsWith('/media/')) throw new Error(`no picture stored: ${edited.text}`);
+});
+afterAll(() => sys.close());
+
+const idOf = (res: { headers: Record<string, unknown> }) => res.headers['x-request-id'];
+
+describe('x-request-id', () => {
+  it('echoes an acceptable id the client sent', async () => {
+    const res = await sys.request('GET', '/api/preferences/', { user: ada, headers: { 'x-request-id': 'client-42:retry.1_A' } });
+    expect(res.status).toBe(200);
+    expect(idOf(res)).toBe('client-42:retry.1_A');
+  });
+
+  it('replaces an id that is too long or carries unsafe characters with a UUID', async () => {
+    for (const sent of ['x'.repeat(129), 'two words', 'line\\nbreak', '{"json":1}', '']) {
+      const res = await sys.request('GET', '/api/preferences/', { user: ada, headers: { 'x-request-id': sent } });
+      expect(res.status).toBe(200);
+      expect(idOf(res), JSON.stringify(sent)).toMatch(UUID);
+    }
+    expect(idOf(await sys.request('GET', '/api/preferences/', { user: ada, headers: { 'x-request-id': 'y'.repeat(128) } }))).toBe('y'.repeat(128));
+  });
+
+  it('generates a different UUID for each request that sent none', async () => {
+    const a = idOf(await sys.get('/api/preferences/', ada));
+    const b = idOf(await sys.get('/api/preferences/', ada));
+    expect(a).toMatch(UUID);
+    expect(b).toMatch(UUID);
+    expect(a).not.toBe(b);
+  });
+
+  it('is on every kind of answer: errors, 404, 429, admin, media, docs, pages, preflight-less OPTIONS', async () => {
+    const answers = {
+      'refused credentials': await sys.get('/api/preferences/', { ...ada, password: 'not-it' }),
+      'unknown endpoint': await sys.get('/api/no-such-thing/'),
+      'wrong method': await sys.request('PUT', '/api/preferences/'),
+      'OPTIONS': await sys.request('OPTIONS', '/api/preferences/'),
+      'admin without token': await sys.request('GET', '/admin/groups/'),
+      'admin': await sys.admin('GET', '/admin/groups/no-such-group/'),
+      'media': await sys.get(picture),
+      'missing media': await sys.get('/media/no/such.png'),
+      'docs': await sys.get('/docs'),
+      'OpenAPI': await sys.get('/docs/openapi.json'),
+      'reset page': await sys.get('/password_reset/'),
+      'malformed path': await sys.get('/api/%E0%A4%A/'),
+    };
+    for (const [what, res] of Object.entries(answers)) expect(String(idOf(res)), what).toMatch(UUID);
+  });
+
+  it('is on the 429 of a locked account', async () => {
+    const eve = await sys.signUp(newUser('locked'));
+    let res;
+    for (let i = 0; i < 8; i++) res = await sys.request('GET', '/api/preferences/', { user: { ...eve, password: 'wrong-one' }, headers: { 'x-request-id': `attempt-${i}` } });
+    expect(res!.status).toBe(429);
+    expect(idOf(res!)).toBe('attempt-7');
+  });
+
+  it('names the request in the log lines of the gateway and of every service it reached', async () => {
+    const res = await sys.request('GET', '/api/preferences/', { user: ada, headers: { 'x-request-id': 'trace-me-1' } });
+    expect(res.status).toBe(200);
+    const lines = log.lines().filter((l) => l.reqId === 'trace-me-1');
+    // The gateway's own lines, and identity's: the credentials check and the answer itself.
+    expect(lines.some((l) => l.service === undefined && l.msg === 'request completed')).toBe(true);
+    const identity = lines.filter((l) => l.service === 'identity');
+    expect(identity.map((l) => (l.req as { url?: string } | undefined)?.url).filter(Boolean)).toEqual(expect.arrayContaining(['/internal/authenticate', '/api/preferences/']));
+    expect(identity.some((l) => l.msg === 'request completed')).toBe(true);
+  });
+});
