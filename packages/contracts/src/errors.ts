@@ -81,4 +81,6 @@ export const messages = {
   handleNotUnique: 'the handle provided is already associated with a Cassie account',
   invalidImage: 'Images must be in .jpg, .jpeg, .gif, .png format.',
   authenticationFailed: 'invalid username or password',
+  /** Preferences and profile edits answer it with 200; configuring a group refuses with it (400). */
+  nothingChanged: 'nothing has changed- no data to update',
 } as const;

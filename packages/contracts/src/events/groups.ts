@@ -24,6 +24,19 @@ export const groupEvents = defineEventCatalog(GROUPS_TOPIC, {
     /** Only named creators may create Casties (else every follower may). */
     restrictCreation: z.boolean(),
   }),
+  /**
+   * An operator changed the group's settings: only the fields that changed are present (at least
+   * one). A new icon is already stored when this is appended.
+   */
+  GroupConfigured: z.object({
+    slug,
+    groupName: z.string().optional(),
+    groupInfoText: z.string().optional(),
+    groupIcon: z.string().optional(),
+    requiresApproval: z.boolean().optional(),
+    accessDeniedMessage: z.string().optional(),
+    restrictCreation: z.boolean().optional(),
+  }),
   GroupAdminNamed: z.object({ slug, userId }),
   GroupCreatorNamed: z.object({ slug, userId }),
   /** A public group: following at once. */

@@ -1,21 +1,30 @@
 import { DomainError, messages, type GroupEvent } from '@castie/contracts';
 import type { Decider } from '@castie/platform';
 
+/** What operators set on a group, at creation and by configuring it afterwards. */
+export interface GroupSettings {
+  groupName: string;
+  groupInfoText: string;
+  /** Relative path of the icon, '' when none. */
+  groupIcon: string;
+  requiresApproval: boolean;
+  accessDeniedMessage: string;
+  restrictCreation: boolean;
+}
+export const settingNames = ['groupName', 'groupInfoText', 'groupIcon', 'requiresApproval', 'accessDeniedMessage', 'restrictCreation'] as const satisfies readonly (keyof GroupSettings)[];
+
 /**
  * One group, stream `group-<slug>`: created once (the stream can be created once, so the slug is
- * unique without a read-then-write race), then its admins and named creators.
+ * unique without a read-then-write race), then configured, and its admins and named creators.
  */
 export type GroupState =
   | { status: 'none' }
-  | {
+  | ({
       status: 'created';
       slug: string;
-      groupName: string;
-      requiresApproval: boolean;
-      restrictCreation: boolean;
       admins: readonly string[];
       creators: readonly string[];
-    };
+    } & GroupSettings);
 
 export type GroupCommand =
   | {
@@ -28,6 +37,8 @@ export type GroupCommand =
       accessDeniedMessage: string;
       restrictCreation: boolean;
     }
+  /** Changes the settings given (bounded texts are checked at the edge, as at creation). */
+  | ({ type: 'ConfigureGroup' } & Partial<GroupSettings>)
   | { type: 'NameAdmin'; userId: string }
   | { type: 'NameCreator'; userId: string };
 
@@ -44,6 +55,15 @@ export const groupDecider: Decider<GroupCommand, GroupEvent, GroupState> = {
         if (state.status !== 'none') throw new DomainError('invalid_request', `a group with the slug ${state.slug} already exists`, { group_slug: state.slug });
         const { type: _type, ...data } = command;
         return [{ type: 'GroupCreated', data }];
+      }
+      case 'ConfigureGroup': {
+        if (state.status !== 'created') throw notFound();
+        const given = settingNames.filter((name) => command[name] !== undefined);
+        if (given.length === 0) throw new DomainError('missing_request_data', `send at least one of ${settingNames.join(', ')}`, { group_slug: state.slug });
+        // Only what differs from the current settings is recorded; sending the same again is no change.
+        const changed = Object.fromEntries(given.filter((name) => command[name] !== state[name]).map((name) => [name, command[name]])) as Partial<GroupSettings>;
+        if (Object.keys(changed).length === 0) throw new DomainError('invalid_request', messages.nothingChanged, { group_slug: state.slug });
+        return [{ type: 'GroupConfigured', data: { slug: state.slug, ...changed } }];
       }
       case 'NameAdmin':
         if (state.status !== 'created') throw notFound();
@@ -66,11 +86,19 @@ export const groupDecider: Decider<GroupCommand, GroupEvent, GroupState> = {
           status: 'created',
           slug: event.data.slug,
           groupName: event.data.groupName,
+          groupInfoText: event.data.groupInfoText,
+          groupIcon: event.data.groupIcon,
           requiresApproval: event.data.requiresApproval,
+          accessDeniedMessage: event.data.accessDeniedMessage,
           restrictCreation: event.data.restrictCreation,
           admins: [],
           creators: [],
         };
+      case 'GroupConfigured': {
+        if (state.status !== 'created') return state;
+        const { slug: _slug, ...changed } = event.data;
+        return { ...state, ...Object.fromEntries(Object.entries(changed).filter(([, v]) => v !== undefined)) };
+      }
       case 'GroupAdminNamed':
         return state.status === 'created' ? { ...state, admins: [...state.admins, event.data.userId] } : state;
       case 'GroupCreatorNamed':

@@ -34,6 +34,30 @@ describe('group decider', () => {
     spec.given([created, { type: 'GroupCreatorNamed', data: { slug: 'sports', userId: ann } }]).when({ type: 'NameCreator', userId: bob }).then([{ type: 'GroupCreatorNamed', data: { slug: 'sports', userId: bob } }]);
   });
 
+  describe('configuring', () => {
+    const configure = (settings: Omit<Extract<GroupCommand, { type: 'ConfigureGroup' }>, 'type'>): GroupCommand => ({ type: 'ConfigureGroup', ...settings });
+
+    it('records only the settings that change', () =>
+      spec
+        .given([created])
+        .when(configure({ groupName: 'Sport', groupInfoText: 'all about sports', groupIcon: '/media/uploads/y.png', requiresApproval: true }))
+        .then([{ type: 'GroupConfigured', data: { slug: 'sports', groupName: 'Sport', groupIcon: '/media/uploads/y.png', requiresApproval: true } }]));
+
+    it('decides against the settings as configured so far', () => {
+      const renamed: GroupEvent = { type: 'GroupConfigured', data: { slug: 'sports', groupName: 'Sport', restrictCreation: false } };
+      spec.given([created, renamed]).when(configure({ groupName: 'Sport' })).thenFails('invalid_request', 'nothing has changed- no data to update');
+      spec.given([created, renamed]).when(configure({ groupName: 'Sports', restrictCreation: true })).then([{ type: 'GroupConfigured', data: { slug: 'sports', groupName: 'Sports', restrictCreation: true } }]);
+      spec.given([created, renamed]).when(configure({ accessDeniedMessage: 'ask Ann' })).then([{ type: 'GroupConfigured', data: { slug: 'sports', accessDeniedMessage: 'ask Ann' } }]);
+    });
+
+    it('refuses a configuration that changes nothing, or sends nothing', () => {
+      spec.given([created]).when(configure({ groupName: 'Sports', requiresApproval: false })).thenFails('invalid_request', 'nothing has changed- no data to update');
+      spec.given([created]).when(configure({})).thenFails('missing_request_data', /at least one of groupName/);
+    });
+
+    it('configures no group that does not exist', () => spec.given([]).when(configure({ groupName: 'Sport' })).thenFails('object_not_found', 'the requested group could not be found'));
+  });
+
   it('names nobody in a group that does not exist', () => {
     spec.given([]).when({ type: 'NameAdmin', userId: ann }).thenFails('object_not_found', 'the requested group could not be found');
     spec.given([]).when({ type: 'NameCreator', userId: ann }).thenFails('object_not_found');

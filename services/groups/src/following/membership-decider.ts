@@ -60,7 +60,9 @@ export const membershipDecider: Decider<MembershipCommand, GroupEvent, Membershi
       case 'Follow':
         if (state.status === 'following') throw improper(groupMessages.alreadyFollowing, command);
         // Asking again while the request waits changes nothing; the answer repeats it is pending.
-        if (state.status === 'pending') return [];
+        // Once the group no longer requires approval, asking again lets the person in (operators
+        // grant what was pending when they opened the group; this covers any request left over).
+        if (state.status === 'pending') return command.group.requiresApproval ? [] : [{ type: 'GroupFollowed', data: { slug, userId } }];
         return command.group.requiresApproval ? [{ type: 'GroupAccessRequested', data: { slug, userId } }] : [{ type: 'GroupFollowed', data: { slug, userId } }];
 
       case 'Unfollow':
@@ -96,6 +98,7 @@ export const membershipDecider: Decider<MembershipCommand, GroupEvent, Membershi
         return { status: 'none' };
       // Group configuration lives in the group stream.
       case 'GroupCreated':
+      case 'GroupConfigured':
       case 'GroupAdminNamed':
       case 'GroupCreatorNamed':
         return state;

@@ -74,6 +74,12 @@ describe('membership decider: the spec table "Group access"', () => {
 describe('membership decider: beyond the table', () => {
   it('asking again while pending changes nothing', () => spec.given([requested]).when(follow(closed)).thenNothing());
 
+  it('asking again after the group stopped requiring approval lets the person in', () => {
+    const opened: GroupFacts = { slug: 'insiders', requiresApproval: false };
+    spec.given([requested]).when(follow(opened)).then([{ type: 'GroupFollowed', data: { slug: 'insiders', userId } }]);
+    expect(standingAfter([requested, { type: 'GroupFollowed', data: { slug: 'insiders', userId } }])).toEqual({ following: true, access: null });
+  });
+
   it('denial ends the request: (false, null), and the user may ask again', () => {
     spec.given([requested]).when(deny()).then([denied]);
     expect(standingAfter([requested, denied])).toEqual({ following: false, access: null });
