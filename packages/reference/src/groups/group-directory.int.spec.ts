@@ -189,6 +189,41 @@ describe('GroupDirectory: who may create and see', () => {
   });
 });
 
+const configured = (data: Omit<Extract<GroupEvent, { type: 'GroupConfigured' }>['data'], 'slug'>, slug = 'sports'): GroupEvent => ({ type: 'GroupConfigured', data: { slug, ...data } });
+
+describe('groups projection: operators configure a group', () => {
+
+  it('shows the new settings and keeps the others, its followers and counts', async () => {
+    const { dir } = await project(world().groups(configured({ groupName: 'athletics', groupIcon: '/media/uploads/new.png' })));
+    expect(await dir.groupObject(ann, 'sports')).toMatchObject({ groupName: 'athletics', groupIcon: '/media/uploads/new.png', groupInfoText: 'about sports', followersCount: 2, numberCasties: 2, following: true });
+    // Alphabetical lists go by the new name.
+    expect((await dir.followedGroups(bob)).map((g) => g.groupName)).toEqual(['athletics', 'INSIDERS', 'NEWS']);
+    expect(await dir.namesOf(['sports'])).toEqual(new Map([['sports', 'athletics']]));
+  });
+
+  it('opens an approval-required group to everyone once approval is switched off', async () => {
+    const { dir } = await project(world().groups(configured({ requiresApproval: false }, 'insiders')));
+    expect(await dir.canSee(cat, 'insiders')).toBe(true);
+    expect(await dir.hiddenSlugsFor(cat)).toEqual([]);
+    // A request still pending stays what it was (the groups service grants those, as events).
+    expect(await dir.groupObject(ann, 'insiders')).toMatchObject({ requiresApproval: false, access: 'pending', following: false });
+  });
+
+  it('keeps the followers of a public group in when approval is switched on, as granted; others no longer see it', async () => {
+    const { dir } = await project(world().groups(configured({ requiresApproval: true })));
+    expect(await dir.groupObject(ann, 'sports')).toMatchObject({ requiresApproval: true, following: true, access: 'granted' });
+    expect(await dir.canSee(ann, 'sports')).toBe(true);
+    expect(await dir.canSee(cat, 'sports')).toBe(false);
+    expect((await dir.hiddenSlugsFor(cat)).sort()).toEqual(['insiders', 'sports']);
+  });
+
+  it('restricts creation to named creators once switched on', async () => {
+    const { dir } = await project(world().groups(configured({ restrictCreation: true })));
+    expect(await dir.canCreate(ann, 'sports')).toBe(false);
+    expect(await dir.groupObject(ann, 'sports')).toMatchObject({ canCreateCastie: false });
+  });
+});
+
 describe('groups projection: deleted accounts and delivery order', () => {
   const deleteBob: IdentityEvent = { type: 'AccountDeleted', data: { userId: bob, handle: 'bob' } };
 
@@ -220,7 +255,9 @@ describe('groups projection: at-least-once delivery', () => {
   });
 
   it('redelivering every event twice leaves the read model and every answer unchanged', async () => {
-    const log = world().identity({ type: 'AccountDeleted', data: { userId: cat, handle: 'cat' } });
+    const log = world()
+      .identity({ type: 'AccountDeleted', data: { userId: cat, handle: 'cat' } })
+      .groups(configured({ groupName: 'Athletics', groupInfoText: 'run' }));
     const once = await project(log);
     const twice = await project(log, { times: 2 });
     expect(await dump(twice.store)).toEqual(await dump(once.store));

@@ -29,7 +29,8 @@ const byName = (a: GroupDoc, b: GroupDoc) => a.groupNameLower.localeCompare(b.gr
  *   "the requested group could not be found" (see `require`);
  * - following: public groups at once; approval-required groups after access is granted
  *   (access `granted`); a requested follow is `pending` and not following;
- * - Casties of an approval-required group are visible only to its granted followers (`canSee`);
+ * - Casties of an approval-required group are visible only to its followers, who are granted
+ *   followers or followed before approval was switched on (`canSee`);
  * - followers create Casties in a group unless it restricts creation to named creators; group
  *   admins count as named creators; either way one must follow the group (`canCreate`).
  *
@@ -196,9 +197,14 @@ export class GroupDirectory {
       .sort(byName);
   }
 
-  /** True when the user may see the group's Casties: the group is public, or the user's access is granted. */
+  /**
+   * True when the user may see the group's Casties: the group is public, or the user follows it.
+   * In an approval-required group one follows only once access was granted, or because one
+   * followed before an operator switched approval on: those followers stay in (they count as
+   * granted, see `groupObjects`).
+   */
   static maySee(group: Pick<GroupDoc, 'requiresApproval'>, membership: Membership): boolean {
-    return !group.requiresApproval || (membership.following && membership.access === 'granted');
+    return !group.requiresApproval || membership.following;
   }
 
   async canSee(userId: string, slugOrDoc: string | GroupDoc): Promise<boolean> {
@@ -207,15 +213,15 @@ export class GroupDirectory {
     return GroupDirectory.maySee(group, await this.membership(userId, group.slug));
   }
 
-  /** Slugs whose Casties the user may see: every public group plus approval-required groups where access is granted. */
+  /** Slugs whose Casties the user may see: every public group plus the approval-required groups the user follows. */
   async visibleSlugsFor(userId: string): Promise<string[]> {
-    const [open, granted] = await Promise.all([this.#groups.find({ requiresApproval: false, created: true }), this.#memberships.find({ userId, access: 'granted', following: true })]);
+    const [open, granted] = await Promise.all([this.#groups.find({ requiresApproval: false, created: true }), this.#memberships.find({ userId, following: true })]);
     return [...new Set([...open.map((g) => g.slug), ...granted.map((m) => m.slug)])];
   }
 
   /** Slugs of approval-required groups whose Casties the user may NOT see (handy as a `$nin` filter). */
   async hiddenSlugsFor(userId: string): Promise<string[]> {
-    const [closed, granted] = await Promise.all([this.#groups.find({ requiresApproval: true, created: true }), this.#memberships.find({ userId, access: 'granted', following: true })]);
+    const [closed, granted] = await Promise.all([this.#groups.find({ requiresApproval: true, created: true }), this.#memberships.find({ userId, following: true })]);
     const allowed = new Set(granted.map((m) => m.slug));
     return closed.map((g) => g.slug).filter((s) => !allowed.has(s));
   }
@@ -265,7 +271,9 @@ export class GroupDirectory {
     const out: Record<string, GroupObject> = {};
     for (const group of groups) {
       const m = mine.get(group.slug);
-      const membership: Membership = m ? { following: m.following, access: m.access } : NONE;
+      // A follower of an approval-required group is in, whether granted or following since
+      // before approval was switched on: clients show both alike.
+      const membership: Membership = m ? { following: m.following, access: group.requiresApproval && m.following ? 'granted' : m.access } : NONE;
       out[group.slug] = {
         slug: group.slug,
         groupName: group.groupName,

@@ -119,6 +119,14 @@ export function groupsProjection(store: DocumentStore): Projection {
             await updateOnce(groups, slug, record, { $set: set, $setOnInsert: seed(slug, Object.keys(set)) });
             return;
           }
+          case 'GroupConfigured': {
+            // Only the changed settings: the group's stream orders it after GroupCreated.
+            const { slug, ...changed } = e.data;
+            const set: Partial<GroupDoc> = Object.fromEntries(Object.entries(changed).filter(([, v]) => v !== undefined));
+            if (set.groupName !== undefined) set.groupNameLower = set.groupName.toLowerCase();
+            await updateOnce(groups, slug, record, { $set: set, $setOnInsert: seed(slug, Object.keys(set)) });
+            return;
+          }
           case 'GroupAdminNamed':
             await updateOnce(groups, e.data.slug, record, { $addToSet: { admins: e.data.userId }, $setOnInsert: seed(e.data.slug, ['admins']) });
             return;
