@@ -1,5 +1,5 @@
 import { DomainError, groupEvents, messages, SLUG_PATTERN } from '@castie/contracts';
-import { CommandHandler, type Caller, type Clock, type CommandMeta, type DocumentStore, type EventStore, type ReadModels } from '@castie/platform';
+import { CommandHandler, type Caller, type Clock, type CommandMeta, type DocumentStore, type EventStore, type MediaStore, type ReadModels } from '@castie/platform';
 import { GroupDirectory, People } from '@castie/reference';
 import { groupDecider, groupStreamId, type GroupState } from './administration/group-decider.ts';
 import { membershipDecider } from './following/membership-decider.ts';
@@ -12,6 +12,8 @@ export interface GroupsDeps {
   /** How far `documents` is in the log: admin writes wait for it, unknown handles and slugs catch up with it. */
   readModels: ReadModels;
   clock: Clock;
+  /** Where group icons are stored: a replaced icon's file is deleted (without it, left in place). */
+  media?: Pick<MediaStore, 'delete'>;
   /** IANA time zone of the dates and times the API shows. */
   timeZone: string;
   /** Check every response against its contract (on in tests). */

@@ -28,6 +28,7 @@ export function groupsModule(): ServiceModule {
         documents: deps.documents,
         readModels: runner,
         clock: deps.clock,
+        media: deps.media,
         timeZone: deps.timeZone,
         checkResponses: deps.checkResponses,
         ...(deps.logger ? { logger: deps.logger } : {}),

@@ -209,6 +209,30 @@ export const groupsAdminApi = {
     }),
     response: ok({ group: AdminGroupSchema }),
   }),
+  /**
+   * Changes an existing group's settings: any of what creation takes but the slug, at least one
+   * (nothing sent: missing_request_data; nothing different from now: invalid_request). A new
+   * `groupIcon` (multipart) replaces the old one, whose file is then deleted. Switching
+   * `requiresApproval` off grants every pending request (`granted`: their handles).
+   */
+  configureGroup: endpoint({
+    method: 'POST',
+    paths: ['/admin/groups/:group_slug/'],
+    service: 'groups',
+    access: 'none',
+    uploads: ['groupIcon'],
+    invalidAs: 'invalid_request',
+    params: GroupSlugParams,
+    body: z.object({
+      groupName: line(groupRules.nameMax).pipe(z.string().min(1, 'must not be empty')).optional(),
+      groupInfoText: paragraph(groupRules.infoMax).optional(),
+      requiresApproval: formBoolean.optional(),
+      accessDeniedMessage: paragraph(groupRules.deniedMessageMax).optional(),
+      restrictCreation: formBoolean.optional(),
+      groupIcon: UploadRefSchema.optional(),
+    }),
+    response: ok({ group: AdminGroupSchema, updated_fields: z.array(z.string()), granted: z.array(z.string()) }),
+  }),
   /** Every group, alphabetical by slug, as operators see them. */
   listGroups: endpoint({
     method: 'GET',
