@@ -86,6 +86,48 @@ export const groupCommands: Command[] = [
     },
   },
   {
+    name: 'groups configure',
+    summary: "Change an existing group's settings: name, info, icon, approval, denied message, restricted creation.",
+    args: [slugArg],
+    options: {
+      name: { type: 'string', value: 'name', description: 'the new group name' },
+      info: { type: 'string', value: 'text', description: 'the new info text' },
+      icon: { type: 'string', value: 'file', description: 'a new icon image (.png, .jpg, .jpeg, .gif); the old one is deleted' },
+      approval: { type: 'string', value: 'on|off', description: 'following needs approval (off: every pending request is granted)' },
+      'denied-message': { type: 'string', value: 'text', description: 'shown when Follow is pressed on an approval-required group' },
+      restricted: { type: 'string', value: 'on|off', description: 'only named creators (and admins) may create Casties' },
+    },
+    examples: ['castie groups configure weather --name "Weather & Climate" --icon ./climate.png', 'castie groups configure club --approval off --restricted on'],
+    notes: 'Give at least one option; only what differs from the current settings changes. Followers stay followers when approval is switched on.',
+    async run(ctx) {
+      const form = new FormData();
+      const onOff = (option: 'approval' | 'restricted', field: string) => {
+        const value = ctx.options[option];
+        if (value === undefined) return;
+        if (value !== 'on' && value !== 'off') throw new OperatorError(`--${option} takes on or off, not ${String(value)}`, 2);
+        form.set(field, value === 'on' ? 'true' : 'false');
+      };
+      const textOption = (option: 'name' | 'info' | 'denied-message', field: string) => {
+        const value = ctx.options[option];
+        if (typeof value === 'string') form.set(field, value);
+      };
+      textOption('name', 'groupName');
+      textOption('info', 'groupInfoText');
+      textOption('denied-message', 'accessDeniedMessage');
+      onOff('approval', 'requiresApproval');
+      onOff('restricted', 'restrictCreation');
+      const icon = ctx.options.icon;
+      if (typeof icon === 'string') form.set('groupIcon', await iconFile(icon), basename(icon));
+      if ([...form.keys()].length === 0) throw new OperatorError('nothing to configure: give at least one of --name, --info, --icon, --approval, --denied-message, --restricted', 2);
+      const answer = await ctx.client().post(`/admin/groups/${enc(ctx.args.slug!)}/`, form);
+      if (ctx.json) return ctx.printJson(answer);
+      showGroup(ctx, answer);
+      ctx.print(`\nchanged: ${(answer.updated_fields as string[]).join(', ')}\n`);
+      const granted = answer.granted as string[];
+      if (granted.length > 0) ctx.print(`granted the pending requests of: ${granted.join(', ')}\n`);
+    },
+  },
+  {
     name: 'groups list',
     summary: 'List every group with its configuration.',
     args: [],

@@ -132,6 +132,34 @@ describe('operator CLI', () => {
     expect((creator.group as { creators: string[] }).creators).toEqual([cat.handle]);
   });
 
+  it('configures a group: new name, icon and approval off; members see them and the waiting person is let in', async () => {
+    const [ivy, jon] = [await sys.signUp(newUser('ivy')), await sys.signUp(newUser('jon'))];
+    expect((await castie(['groups', 'create', 'lounge', '--name', 'Lounge', '--requires-approval'])).code).toBe(0);
+    await sys.post('/api/groups/lounge/follow/', {}, ivy);
+    await sys.admin('POST', `/admin/groups/lounge/access/${ivy.handle}/grant/`);
+    expect((await sys.post('/api/groups/lounge/follow/', {}, jon)).body.access).toBe('pending');
+    const icon = join(workDir, 'lounge.gif');
+    await writeFile(icon, Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64'));
+
+    const configured = await castie(['groups', 'configure', 'lounge', '--name', 'The Lounge', '--info', 'Come in', '--icon', icon, '--approval', 'off']);
+    expect(configured.code, configured.err).toBe(0);
+    expect(configured.out).toMatch(/^name:\s+The Lounge$/m);
+    expect(configured.out).toMatch(/^requires approval:\s+no$/m);
+    expect(configured.out).toContain('changed: groupName, groupInfoText, groupIcon, requiresApproval');
+    expect(configured.out).toContain(`granted the pending requests of: ${jon.handle}`);
+
+    const seen = (await sys.get('/api/groups/', jon)).body.groups as Record<string, { groupName: string; groupIcon: string; following: boolean }>;
+    expect(seen.lounge).toMatchObject({ groupName: 'The Lounge', following: true });
+    const media = await fetch(`${url}${seen.lounge!.groupIcon}`);
+    expect(media.headers.get('content-type')).toBe('image/gif');
+
+    const again = await castie(['groups', 'configure', 'lounge', '--name', 'The Lounge']);
+    expect(again).toMatchObject({ code: 1, err: 'castie: nothing has changed- no data to update (400 invalid_request)\n' });
+    expect(await castie(['groups', 'configure', 'lounge'])).toMatchObject({ code: 2, err: expect.stringMatching(/^castie: nothing to configure: give at least one of --name/) });
+    expect(await castie(['groups', 'configure', 'lounge', '--approval', 'maybe'])).toMatchObject({ code: 2, err: 'castie: --approval takes on or off, not maybe\n' });
+    expect(await castie(['groups', 'configure', 'nope', '--restricted', 'on'])).toMatchObject({ code: 1, err: 'castie: the requested group could not be found (404 object_not_found)\n' });
+  });
+
   it('creates an account for support with a generated password, printed once, that signs in', async () => {
     const person = newUser('dee');
     const created = await castie(['accounts', 'create', '--email', person.email, '--handle', person.handle, '--first-name', 'Dee', '--last-name', 'Dee']);
@@ -258,7 +286,7 @@ describe('operator CLI', () => {
   it('explains every command with --help', async () => {
     const all = await castie(['--help']);
     expect(all.code).toBe(0);
-    for (const name of ['groups create', 'requests deny', 'accounts create', 'read-models rebuild', 'dead-letters replay']) expect(all.out).toContain(name);
+    for (const name of ['groups create', 'groups configure', 'requests deny', 'accounts create', 'read-models rebuild', 'dead-letters replay']) expect(all.out).toContain(name);
     const one = await castie(['dead-letters', 'replay', '--help'], { ADMIN_TOKEN: '' });
     expect(one.code).toBe(0);
     expect(one.out).toMatch(/^usage: castie dead-letters replay <service> <id>/);
