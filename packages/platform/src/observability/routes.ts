@@ -12,6 +12,9 @@ export interface OperationsDeps {
 
 const HEALTH: Health = { status: 'ok' };
 
+/** The paths of the operations endpoints: they answer whatever state the service is in (a rebuild included). */
+export const OPERATIONS_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+
 /**
  * What probes and Prometheus read, on any app of the system: GET (and HEAD) /healthz, /readyz and
  * /metrics, plus the timing of every request of the app. These routes are outside /api/, so

@@ -1,4 +1,4 @@
-import { defineEventCatalog, ErrorBodySchema, internalHeaders, readModelsAdminApi } from '@castie/contracts';
+import { defineEventCatalog, ErrorBodySchema, HealthSchema, internalHeaders, ReadinessSchema, readModelsAdminApi } from '@castie/contracts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,9 @@ import { createLogEventStore } from '../embedded/log-event-store.ts';
 import { collectionSpec, type Doc } from '../ports/document-store.ts';
 import type { EventStore } from '../ports/event-store.ts';
 import { openSqliteDocumentStore } from '../sqlite/sqlite-document-store.ts';
+import { Metrics } from '../observability/metrics.ts';
+import { ReadinessProbe, ReadModelWatch } from '../observability/readiness.ts';
+import { installOperations } from '../observability/routes.ts';
 import { createServiceApp } from './app.ts';
 import { newId } from './decider.ts';
 import { ManagedReadModels } from './managed-read-models.ts';
@@ -70,6 +73,10 @@ beforeEach(async () => {
   app = createServiceApp({ name: 'notes', readModels });
   app.get('/api/notes/:id', async (req) => ({ status: 200, note: await notes.findOne({ _id: (req.params as { id: string }).id }) }));
   readModels.install(app, 'social', { checkResponses: true });
+  // The probes as every service of the system has them (system/operations.ts).
+  const watch = new ReadModelWatch();
+  watch.watch('social', readModels);
+  installOperations(app, { service: 'social', metrics: new Metrics({ processMetrics: false }), readiness: new ReadinessProbe({ readModels: watch, maxLagEvents: 0 }) });
   app.addHook('onClose', async () => {
     await readModels.stop();
     await docs.close();
@@ -120,6 +127,36 @@ describe('an operator rebuilds the read models online', () => {
     const after = await app.inject({ method: 'GET', url: `/api/notes/${id}` });
     expect(after.statusCode).toBe(200);
     expect(after.json()).toEqual(before.json());
+  });
+
+  it('is alive but not ready while the rebuild runs (/readyz 503 naming the rebuild), and ready again after it', async () => {
+    await write('hello');
+    const readyz = async () => {
+      const res = await app.inject({ method: 'GET', url: '/readyz' });
+      return { status: res.statusCode, report: ReadinessSchema.parse(res.json()) };
+    };
+    expect((await readyz()).status).toBe(200);
+
+    const entered = deferred();
+    const release = deferred();
+    projection.hold = { entered: entered.resolve, released: release.promise };
+    const rebuilding = app.inject({ method: 'POST', url: api.rebuild.paths[0]!, headers: admin });
+    await entered.promise;
+
+    const during = await readyz();
+    expect(during.status).toBe(503);
+    expect(during.report).toMatchObject({ status: 'not_ready', checks: [{ name: 'read-models', ok: false, error: 'notes-read: rebuilding its read models' }] });
+    expect((await app.inject({ method: 'HEAD', url: '/readyz' })).statusCode).toBe(503);
+    // Alive all the same: a liveness probe must not restart a process that is rebuilding.
+    const health = await app.inject({ method: 'GET', url: '/healthz' });
+    expect(health.statusCode).toBe(200);
+    expect(HealthSchema.parse(health.json())).toEqual({ status: 'ok' });
+    expect((await app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(200);
+
+    projection.hold = null;
+    release.resolve();
+    expect((await rebuilding).statusCode).toBe(200);
+    expect(await readyz()).toMatchObject({ status: 200, report: { status: 'ready', checks: [], readModels: [{ service: 'social', group: 'notes-read', projection: 'notes', lagEvents: 0 }] } });
   });
 
   it('keeps its admin endpoints to the gateway (401 without the admin header)', async () => {

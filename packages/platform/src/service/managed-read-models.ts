@@ -1,6 +1,7 @@
 import { internalHeaders, readModelsAdminApi, type ReadModelService } from '@castie/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { LogPosition } from '../ports/event-log.ts';
+import { OPERATIONS_PATHS } from '../observability/routes.ts';
 import { errorBody } from './errors.ts';
 import { startProjections, type ProjectionRunner, type ProjectionRunnerOptions } from './projections.ts';
 import { route, type RouteOptions } from './route.ts';
@@ -157,6 +158,9 @@ export class ManagedReadModels implements ProjectionRunner {
         if (request.headers[internalHeaders.admin] !== 'true') return reply.code(401).send(errorBody('authorization_failed', 'the admin API needs Authorization: Bearer <ADMIN_TOKEN>'));
         return;
       }
+      // Probes and Prometheus get their answers in any state (alive; not ready, naming the
+      // rebuild; metrics), and do not hold a rebuild up: they do not read the read models.
+      if (OPERATIONS_PATHS.has(request.routeOptions.url ?? '')) return;
       if (!this.ready) {
         return reply
           .code(503)
