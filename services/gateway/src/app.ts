@@ -152,6 +152,10 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
       const contentType = res.headers['content-type'];
       reply.code(res.statusCode);
       if (typeof contentType === 'string') reply.header('content-type', contentType);
+      // A service that is briefly unavailable (503 while an operator rebuilds its read models)
+      // says when to come back; clients must see that too.
+      const retryAfter = res.headers['retry-after'];
+      if (typeof retryAfter === 'string') reply.header('retry-after', retryAfter);
       return reply.send(res.body);
     };
   }
