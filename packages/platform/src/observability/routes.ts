@@ -13,6 +13,12 @@ export interface OperationsDeps {
 const HEALTH: Health = { status: 'ok' };
 
 /**
+ * The paths probes and Prometheus ask. Whatever else an app refuses for a while (a rebuild's 503),
+ * these keep answering: a liveness probe that failed during a rebuild would get the pod killed.
+ */
+export const OPERATIONS_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
  * What probes and Prometheus read, on any app of the system: GET (and HEAD) /healthz, /readyz and
  * /metrics, plus the timing of every request of the app. These routes are outside /api/, so
  * neither the Api-Key check nor the user rate limit (both inside the gateway's /api/ routes)

@@ -1,6 +1,7 @@
 import { internalHeaders, readModelsAdminApi, type ReadModelService } from '@castie/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { LogPosition } from '../ports/event-log.ts';
+import { OPERATIONS_PATHS } from '../observability/routes.ts';
 import { errorBody } from './errors.ts';
 import { startProjections, type ProjectionRunner, type ProjectionRunnerOptions } from './projections.ts';
 import { route, type RouteOptions } from './route.ts';
@@ -157,6 +158,8 @@ export class ManagedReadModels implements ProjectionRunner {
         if (request.headers[internalHeaders.admin] !== 'true') return reply.code(401).send(errorBody('authorization_failed', 'the admin API needs Authorization: Bearer <ADMIN_TOKEN>'));
         return;
       }
+      // Probes and scrapes answer for themselves: /readyz says "rebuilding", /healthz stays alive.
+      if (request.routeOptions.url !== undefined && OPERATIONS_PATHS.has(request.routeOptions.url)) return;
       if (!this.ready) {
         return reply
           .code(503)
