@@ -98,6 +98,29 @@ const deployments = (ms: Manifest[]) => ms.filter((m) => m.kind === 'Deployment'
 const selects = (selector: Labels | undefined, labels: Labels | undefined): boolean =>
   !!selector && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 
+interface LabelSelector {
+  matchLabels?: Labels;
+  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
+}
+interface NetworkPolicy {
+  metadata: { name: string };
+  spec: {
+    podSelector: LabelSelector;
+    policyTypes?: string[];
+    ingress?: { from?: { podSelector?: LabelSelector; namespaceSelector?: LabelSelector; ipBlock?: unknown }[] }[];
+  };
+}
+/** A Kubernetes label selector applied to a pod's labels (an empty selector selects every pod). */
+const selectsPod = (selector: LabelSelector | undefined, labels: Labels | undefined): boolean =>
+  !!selector &&
+  Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels?.[k] === v) &&
+  (selector.matchExpressions ?? []).every((e) => {
+    const value = labels?.[e.key];
+    if (e.operator === 'In') return value !== undefined && (e.values ?? []).includes(value);
+    if (e.operator === 'NotIn') return value === undefined || !(e.values ?? []).includes(value);
+    return e.operator === 'Exists' ? value !== undefined : value === undefined;
+  });
+
 /** Problems with a rendered set of manifests, as sentences; none is what an operator relies on. */
 function problems(ms: Manifest[]): string[] {
   const found: string[] = [];
@@ -202,6 +225,30 @@ describe('deploy/k8s, as kustomization.yaml renders it', () => {
     expect(selects(admin?.spec?.selector, gatewayPods)).toBe(true);
     const exposed = manifests.filter((m) => m.kind === 'Service' && ['NodePort', 'LoadBalancer'].includes(m.spec?.type ?? 'ClusterIP'));
     expect(exposed.map((m) => m.metadata.name)).toEqual([]);
+  });
+
+  it('lets only the gateway (and the metrics scraper) reach the services: they trust its x-castie-* headers, /admin/ included', () => {
+    const gatewayPods = deployments(manifests).find((d) => d.metadata.name === 'gateway')!.spec!.template!.metadata?.labels;
+    const policies = manifests.filter((m) => m.kind === 'NetworkPolicy') as unknown as NetworkPolicy[];
+    for (const d of deployments(manifests).filter((d) => d.metadata.name !== 'gateway')) {
+      const pods = d.spec!.template!.metadata?.labels;
+      const covering = policies.filter((p) => selectsPod(p.spec.podSelector, pods));
+      expect(covering.length, `${d.metadata.name}: no NetworkPolicy selects its pods, so any pod of the cluster may send x-castie-admin`).toBeGreaterThan(0);
+      // Policies add up: every peer of every policy that selects the pods must be the gateway or the scraper.
+      for (const policy of covering) {
+        expect(policy.spec.policyTypes ?? ['Ingress'], policy.metadata.name).toContain('Ingress');
+        for (const rule of policy.spec.ingress ?? []) {
+          expect(rule.from?.length ?? 0, `${policy.metadata.name}: a rule without from admits everyone`).toBeGreaterThan(0);
+          for (const peer of rule.from ?? []) {
+            const gateway = !peer.namespaceSelector && !peer.ipBlock && selectsPod(peer.podSelector, gatewayPods);
+            const scraper = !peer.ipBlock && !!peer.namespaceSelector && Object.keys(peer.podSelector?.matchLabels ?? {}).length > 0;
+            expect(gateway || scraper, `${policy.metadata.name}: ${JSON.stringify(peer)} is neither the gateway's pods nor one namespace's scraper pods`).toBe(true);
+          }
+        }
+      }
+    }
+    // The gateway itself stays reachable (the Ingress controller, port-forward): nothing selects it here.
+    expect(policies.filter((p) => selectsPod(p.spec.podSelector, gatewayPods)).map((p) => p.metadata.name)).toEqual([]);
   });
 
   it('configures every role so that it starts: the ConfigMap with the Secret template passes the cluster configuration check', () => {

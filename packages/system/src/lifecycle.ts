@@ -31,6 +31,11 @@ export function problemsOf(error: z.ZodError): string[] {
   return error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`);
 }
 
+/** The signals that stop a process gracefully (a supervisor's SIGTERM, a terminal's Ctrl-C). */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+/** The same stop signal again within this time is a duplicate delivery (npm forwarding), not a second request. */
+const REPEATED_SIGNAL_MS = 1000;
+
 interface Logger {
   info(fields: object, message: string): void;
   error(fields: object, message: string): void;
@@ -52,7 +57,8 @@ export interface ProcessPlan<T, L extends Logger> {
  * SIGTERM or SIGINT (or an uncaught error) closes it within the grace period: the server stops
  * accepting, in-flight requests finish, then the read models, the log and the other stores close.
  * A signal during start-up ends the process at once: read models resume from their last committed
- * checkpoint, exactly as after a crash.
+ * checkpoint, exactly as after a crash. A second stop signal ends it at once too, unless it is the
+ * same signal delivered again within a second (Ctrl-C under npm reaches the server twice).
  */
 export async function runProcess<T, L extends Logger>(plan: ProcessPlan<T, L>): Promise<void> {
   let config: T;
@@ -65,18 +71,35 @@ export async function runProcess<T, L extends Logger>(plan: ProcessPlan<T, L>): 
   }
   const logger = plan.logger(config);
   let running: { close(): Promise<void> } | null = null;
-  closeWithGrace(
+  let stopping: { signal: NodeJS.Signals; at: number } | null = null;
+  const grace = closeWithGrace(
     {
       delay: plan.graceMs(config),
       logger: { error: (message: unknown) => logger.error({ message }, 'stopping') },
+      // SIGINT and SIGTERM are ours (below): close-with-grace ends the process on any second one.
+      skip: [...STOP_SIGNALS],
     },
     async ({ err, signal }) => {
       if (err) logger.error({ err }, 'closing after an error');
-      else logger.info({ signal }, running ? 'closing: draining requests, then flushing stores' : 'stopped during start-up');
+      else logger.info({ signal: signal ?? stopping?.signal }, running ? 'closing: draining requests, then flushing stores' : 'stopped during start-up');
       await running?.close();
       if (running) logger.info({}, 'closed');
     },
   );
+  for (const signal of STOP_SIGNALS) {
+    process.on(signal, () => {
+      if (!stopping) {
+        stopping = { signal, at: Date.now() };
+        void grace.close();
+        return;
+      }
+      // Ctrl-C signals the whole foreground job, and npm forwards the SIGINT it got to its child
+      // as well: the same signal again at once is that one stop, not a person insisting.
+      if (signal === stopping.signal && Date.now() - stopping.at < REPEATED_SIGNAL_MS) return;
+      logger.error({ signal }, `second ${signal}: exiting without waiting for the drain`);
+      process.exit(1);
+    });
+  }
   try {
     running = await plan.start(config, logger);
   } catch (error) {

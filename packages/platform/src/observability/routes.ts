@@ -12,7 +12,10 @@ export interface OperationsDeps {
 
 const HEALTH: Health = { status: 'ok' };
 
-/** The paths of the operations endpoints: they answer whatever state the service is in (a rebuild included). */
+/**
+ * The paths probes and Prometheus ask. Whatever else an app refuses for a while (a rebuild's 503),
+ * these keep answering: a liveness probe that failed during a rebuild would get the pod killed.
+ */
 export const OPERATIONS_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**

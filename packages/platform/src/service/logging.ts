@@ -44,8 +44,8 @@ const SENSITIVE_JSON_FIELD = new RegExp(`"(${sensitiveAlternation})":"(?:[^"\\\\
 const SENSITIVE_QUERY_VALUE = new RegExp(`([?&](?:${sensitiveAlternation})=)[^&#"\\s]*`, 'gi');
 /** The secret part of a password-reset link: `/password_reset/<token>`. */
 const RESET_LINK_TOKEN = /(\/password_reset\/)[^/?#"\s]+/g;
-/** An e-mail address, plain or percent-encoded (`%40`). */
-const EMAIL_ADDRESS = /[A-Za-z0-9._%+-]+(?:@|%40)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
+/** An e-mail address, plain or percent-encoded (`%40`); its local part as sign-up accepts it (apostrophes too). */
+const EMAIL_ADDRESS = /[A-Za-z0-9._%+'-]+(?:@|%40)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
 
 /**
  * Text with every secret it visibly carries censored: reset-link tokens, sensitive query values,

@@ -15,6 +15,7 @@ describe('redaction of log text', () => {
     expect(redactText('/api/x/?username=a%40b.co&password=s3cret&limit=5&token=t')).toBe('/api/x/?username=[redacted]&password=[redacted]&limit=5&token=[redacted]');
     expect(redactText('{"a":{"Password":"x\\"y","Authorization":"Basic QQ==","api-key":"k"},"ok":"yes"}')).toBe('{"a":{"Password":"[redacted]","Authorization":"[redacted]","api-key":"[redacted]"},"ok":"yes"}');
     expect(redactText('sent to ada.lovelace+test@mail.example.co.uk and bob%40example.org')).toBe('sent to [email] and [email]');
+    expect(redactText('{"to":"o\'brien@example.ie"}')).toBe('{"to":"[email]"}');
     expect(redactText('nothing secret here: 3 events, 100%')).toBe('nothing secret here: 3 events, 100%');
   });
 

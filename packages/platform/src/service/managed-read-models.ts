@@ -1,7 +1,8 @@
-import { internalHeaders, readModelsAdminApi, type ReadModelService } from '@castie/contracts';
+import { readModelsAdminApi, type ReadModelService } from '@castie/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { LogPosition } from '../ports/event-log.ts';
 import { OPERATIONS_PATHS } from '../observability/routes.ts';
+import { adminRoutesOnlyFromGateway, isAdminRoute } from './admin-access.ts';
 import { errorBody } from './errors.ts';
 import { startProjections, type ProjectionRunner, type ProjectionRunnerOptions } from './projections.ts';
 import { route, type RouteOptions } from './route.ts';
@@ -152,15 +153,13 @@ export class ManagedReadModels implements ProjectionRunner {
    * (`readModelsAdminApi`) of this service, reachable only with the gateway's admin header.
    */
   install(app: FastifyInstance, service: ReadModelService, routeOptions: RouteOptions = {}): void {
+    adminRoutesOnlyFromGateway(app);
     const counted = new WeakSet<FastifyRequest>();
     app.addHook('onRequest', async (request, reply) => {
-      if (request.url.startsWith('/admin/')) {
-        if (request.headers[internalHeaders.admin] !== 'true') return reply.code(401).send(errorBody('authorization_failed', 'the admin API needs Authorization: Bearer <ADMIN_TOKEN>'));
-        return;
-      }
-      // Probes and Prometheus get their answers in any state (alive; not ready, naming the
-      // rebuild; metrics), and do not hold a rebuild up: they do not read the read models.
-      if (OPERATIONS_PATHS.has(request.routeOptions.url ?? '')) return;
+      // Its own admin routes are answered even while rebuilding (guarded by adminRoutesOnlyFromGateway).
+      if (isAdminRoute(request)) return;
+      // Probes and scrapes answer for themselves: /readyz says "rebuilding", /healthz stays alive.
+      if (request.routeOptions.url !== undefined && OPERATIONS_PATHS.has(request.routeOptions.url)) return;
       if (!this.ready) {
         return reply
           .code(503)

@@ -1,5 +1,5 @@
 import { apiDate, apiTime, DomainError, groupsAdminApi, GROUPS_TOPIC, IDENTITY_TOPIC, mediaPath } from '@castie/contracts';
-import { errorBody, route } from '@castie/platform';
+import { adminRoutesOnlyFromGateway, route } from '@castie/platform';
 import type { FastifyInstance } from 'fastify';
 import type { GroupsContext } from '../context.ts';
 import { membershipStreamId, standing } from '../following/membership-decider.ts';
@@ -15,10 +15,7 @@ export const ADMIN_HEADER = 'x-castie-admin';
  * write waits for this service's read models before answering (the next read shows it).
  */
 export function administrationRoutes(app: FastifyInstance, ctx: GroupsContext): void {
-  app.addHook('onRequest', async (request, reply) => {
-    if (!request.url.startsWith('/admin/')) return;
-    if (request.headers[ADMIN_HEADER] !== 'true') return reply.code(401).send(errorBody('authorization_failed', 'the admin API needs Authorization: Bearer <ADMIN_TOKEN>'));
-  });
+  adminRoutesOnlyFromGateway(app);
 
   /** The group as operators see it: the Group object for nobody in particular, and its configuration. */
   async function adminGroup(slugOrDoc: string | Awaited<ReturnType<typeof ctx.directory.require>>) {

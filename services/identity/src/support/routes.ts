@@ -1,5 +1,5 @@
-import { identityAdminApi, internalHeaders } from '@castie/contracts';
-import { errorBody, newId, route } from '@castie/platform';
+import { identityAdminApi } from '@castie/contracts';
+import { adminRoutesOnlyFromGateway, newId, route } from '@castie/platform';
 import type { FastifyInstance } from 'fastify';
 import { accountStreamId, loginStreamId, type IdentityContext } from '../context.ts';
 import { handleStreamId } from '../login/handle-claim.ts';
@@ -12,10 +12,7 @@ import { handleStreamId } from '../login/handle-claim.ts';
  * account just opened are abandoned as `/api/signup/incomplete/` would, freeing the e-mail.
  */
 export function supportRoutes(app: FastifyInstance, ctx: IdentityContext): void {
-  app.addHook('onRequest', async (request, reply) => {
-    if (!request.url.startsWith('/admin/')) return;
-    if (request.headers[internalHeaders.admin] !== 'true') return reply.code(401).send(errorBody('authorization_failed', 'the admin API needs Authorization: Bearer <ADMIN_TOKEN>'));
-  });
+  adminRoutesOnlyFromGateway(app);
   const meta = () => ({ actor: 'admin', now: ctx.clock.now() });
 
   route(

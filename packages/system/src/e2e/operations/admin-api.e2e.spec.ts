@@ -1,4 +1,4 @@
-import { ErrorBodySchema, groupsAdminApi, identityAdminApi, readModelsAdminApi } from '@castie/contracts';
+import { ErrorBodySchema, groupsAdminApi, identityAdminApi, readModelsAdminApi, type ServiceName } from '@castie/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newUser, TestSystem, type TestResponse } from '../../testing/harness.ts';
 
@@ -35,6 +35,27 @@ describe('admin API: new endpoints', () => {
       anError(await sys.request(method, url, { json: {} }), 401, 'authorization_failed');
       anError(await sys.request(method, url, { json: {}, headers: { authorization: 'Bearer wrong' } }), 401, 'authorization_failed');
     }
+  });
+
+  it('the services answer their /admin/ routes only to the gateway (its admin header), however the path is spelled', async () => {
+    const person = newUser('direct');
+    const account = { email: person.email, handle: person.handle, first_name: 'Di', last_name: 'Rect', password: 'secret1' };
+    const direct: [ServiceName, 'GET' | 'POST', string][] = [
+      ['identity', 'POST', '/admin/accounts/'],
+      ['identity', 'POST', '//admin/accounts/'],
+      ['identity', 'POST', '///admin//accounts/'],
+      ['groups', 'GET', '//admin/groups/'],
+      ['groups', 'POST', '//admin/groups/club/access/someone/grant/'],
+      ['social', 'GET', '//admin/read-models/social/dead-letters/'],
+      ['casties', 'POST', '//admin/read-models/casties/rebuild/'],
+    ];
+    for (const [service, method, url] of direct) {
+      const res = await sys.system.services.get(service)!.app.inject({ method, url, ...(method === 'POST' ? { payload: account } : {}) });
+      expect(res.statusCode, `${service} ${method} ${url}: ${res.body}`).toBe(401);
+      expect(ErrorBodySchema.parse(res.json()).error_type).toBe('authorization_failed');
+    }
+    // No account was opened on the way: the e-mail is still free for the app's sign-up.
+    expect((await sys.post('/api/signup/email/', { email: person.email })).status).toBe(200);
   });
 
   it('lists pending requests of one group or of all, and denies one', async () => {

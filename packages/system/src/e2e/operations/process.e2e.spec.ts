@@ -42,8 +42,9 @@ interface Started {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function launch(command: string, args: string[], env: Record<string, string>): Started {
-  const child = spawn(command, args, { cwd: root, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `detached`: the child leads a process group of its own, as a shell's foreground job does. */
+function launch(command: string, args: string[], env: Record<string, string>, options: { detached?: boolean } = {}): Started {
+  const child = spawn(command, args, { cwd: root, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
   started.push(child);
   let text = '';
   child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -126,6 +127,27 @@ describe('npm start', () => {
     expect(run.output()).toMatch(/"signal":"SIGTERM".*closing/);
     expect(run.output()).toMatch(/"msg":"closed"/);
   }, 180_000);
+});
+
+describe('Ctrl-C on npm start', () => {
+  it('drains the request in flight: the terminal signals npm and the server, and npm forwards it once more', async () => {
+    const run = launch('npm', ['start'], { PORT: '0', DATA_DIR: freshDataDir() }, { detached: true });
+    const port = await listening(run);
+    const [server] = childrenOf(run.child.pid!);
+    const email = `ctrl-c-${Date.now()}@example.com`;
+    const request = slowRequest(port, '/api/signup/email/', `email=${encodeURIComponent(email)}`);
+    await request.sent;
+    // What a terminal does on Ctrl-C: SIGINT to every process of the foreground job.
+    process.kill(-run.child.pid!, 'SIGINT');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(alive(server!), run.output()).toBe(true); // still draining
+    request.finish();
+    expect(await request.closed).toMatch(/^HTTP\/1\.1 200/);
+    expect(await gone(server!)).toBe(true);
+    await run.exited;
+    expect(run.output()).toMatch(/"msg":"closed"/);
+    expect(run.output()).not.toMatch(/second SIGINT/);
+  }, 120_000);
 });
 
 describe('the built server', () => {
