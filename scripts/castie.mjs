@@ -5,7 +5,7 @@
 // built server inside this process, so `npm start` is two processes (npm, node). Plain JS so it
 // runs before anything is installed.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -82,16 +82,19 @@ function newestSource() {
       if (existsSync(manifest)) visit(manifest);
     }
   }
-  for (const file of ['pnpm-lock.yaml', 'scripts/build.mjs']) visit(join(root, file));
+  for (const file of ['pnpm-lock.yaml', 'pnpm-workspace.yaml', 'tsconfig.base.json', 'scripts/build.mjs']) visit(join(root, file));
   return newest;
 }
 
 /** Builds packages/system/dist when it is missing or older than a source (a few seconds). */
 function ensureBuilt() {
   if (existsSync(builtStamp) && statSync(builtStamp).mtimeMs >= newestSource()) return;
+  const started = new Date();
   const code = run(process.execPath, [join(root, 'scripts', 'build.mjs')]);
   if (code !== 0) process.exit(code);
-  writeFileSync(builtStamp, `${new Date().toISOString()}\n`);
+  // Stamped with the time the build began: a source saved while it ran is newer, so built next time.
+  writeFileSync(builtStamp, `${started.toISOString()}\n`);
+  utimesSync(builtStamp, started, started);
 }
 
 /** Runs a built entry point in this very process: no pnpm, tsx or shell between npm and the server. */

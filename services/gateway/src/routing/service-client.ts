@@ -39,9 +39,13 @@ export function inProcessClient(app: FastifyInstance): ServiceClient {
 }
 
 export function httpClient(baseUrl: string): ServiceClient {
+  // The service's origin, joined with the path as text: resolving the client's path as a relative
+  // URL would send `//elsewhere/api/…` (which the router accepts, duplicate slashes ignored) to
+  // the host `elsewhere`, with the user's internal headers.
+  const origin = new URL(baseUrl).origin;
   return {
     async request(req) {
-      const res = await httpRequest(new URL(req.url, baseUrl), {
+      const res = await httpRequest(`${origin}/${req.url.replace(/^\/+/, '')}`, {
         method: req.method as 'GET',
         headers: req.body === undefined ? req.headers : { ...req.headers, 'content-type': 'application/json' },
         ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }),
