@@ -91,3 +91,20 @@ export async function listDeadLetters(store: DocumentStore, options: { all: bool
   const docs = await letters.find(options.all ? {} : { status: 'pending' }, { sort: { deadLetteredAt: 1 } });
   return docs.map(deadLetterView);
 }
+
+/**
+ * A rebuild applies every event again, so the pending dead letters of the projections it rebuilds
+ * are settled by it: an event that fails again is recorded again (same id, pending), one that now
+ * succeeds must not stay listed, or a replay would apply it twice. A letter several projections
+ * failed on keeps the names of those not rebuilt; one that broke its contract (no names) is
+ * settled only by a rebuild of the whole group, which reads it again.
+ */
+export async function forgetRebuiltDeadLetters(store: DocumentStore, group: string, rebuilt: ReadonlySet<string>, wholeGroup: boolean): Promise<void> {
+  const letters = store.collection(DEAD_LETTERS);
+  for (const letter of await letters.find({ group, status: 'pending' })) {
+    const names = letter.projections ? letter.projections.split(',') : [];
+    const kept = names.filter((name) => !rebuilt.has(name));
+    if (names.length === 0 ? wholeGroup : kept.length === 0) await letters.deleteOne({ _id: letter._id });
+    else if (kept.length < names.length) await letters.updateOne({ _id: letter._id }, { $set: { projections: kept.join(',') } });
+  }
+}

@@ -191,6 +191,32 @@ describe('dead letters', () => {
     expect(all.dead_letters.map((d) => d.status)).toEqual(['replayed']);
   });
 
+  it('forgets a dead letter that a rebuild applied, so replaying it cannot apply it twice; one that fails again stays pending', async () => {
+    projection.failOn = 'poison';
+    await write('poison');
+    await write('venom');
+    const pending = async () => api.deadLetters.response.parse((await app.inject({ method: 'GET', url: api.deadLetters.paths[0]!, headers: admin })).json()).dead_letters;
+    expect((await pending()).map((d) => d.id)).toEqual(['notes:0:0']);
+
+    // The cause of `poison` is fixed, but `venom` now fails: the operator rebuilds.
+    projection.failOn = 'venom';
+    const rebuilt = await app.inject({ method: 'POST', url: api.rebuild.paths[0]!, headers: admin });
+    expect(rebuilt.statusCode, rebuilt.body).toBe(200);
+    expect((await pending()).map((d) => d.id)).toEqual(['notes:0:1']);
+    const again = await app.inject({ method: 'POST', url: api.replay.paths[0]!.replace(':id', 'notes:0:0'), headers: admin });
+    expect(again.statusCode).toBe(404);
+  });
+
+  it('applies a dead letter once when two replays of it arrive together', async () => {
+    projection.failOn = 'poison';
+    await write('poison');
+    projection.failOn = null;
+    const url = api.replay.paths[0]!.replace(':id', 'notes:0:0');
+    const answers = await Promise.all([app.inject({ method: 'POST', url, headers: admin }), app.inject({ method: 'POST', url, headers: admin })]);
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 400]);
+    expect(ErrorBodySchema.parse(answers.find((a) => a.statusCode === 400)!.json()).error_message).toMatch(/no longer pending/);
+  });
+
   it('answers 404 for an unknown dead letter and 400 for a malformed id', async () => {
     const unknown = await app.inject({ method: 'POST', url: api.replay.paths[0]!.replace(':id', 'notes:0:99'), headers: admin });
     expect(unknown.statusCode).toBe(404);

@@ -2,7 +2,7 @@ import { DomainError, EventEnvelopeSchema, InvalidEventError, type DeadLetter, t
 import type { FastifyBaseLogger } from 'fastify';
 import { collectionSpec, type CollectionSpec, type Doc, type DocumentStore } from '../ports/document-store.ts';
 import { positionKey, type EventLog, type LogPosition, type LogRecord, type Subscription } from '../ports/event-log.ts';
-import { DEAD_LETTERS, deadLetterView, listDeadLetters, recordDeadLetter } from './dead-letters.ts';
+import { DEAD_LETTERS, deadLetterView, forgetRebuiltDeadLetters, listDeadLetters, recordDeadLetter } from './dead-letters.ts';
 
 /** One read model: which topics feed it, which collections it alone writes, and how an event changes them. */
 export interface Projection {
@@ -146,6 +146,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     await checkpoints.deleteMany({ projection: p.name });
     await versions.replaceOne({ _id: p.name }, { _id: p.name, version: p.version }, { upsert: true });
   }
+  if (rebuilding.length > 0) await forgetRebuiltDeadLetters(store, group, new Set(rebuilding.map((p) => p.name)), rebuilding.length === projections.length);
 
   /** Applied offsets per projection and `topic:partition`. */
   const applied = new Map<string, Map<string, number>>(projections.map((p) => [p.name, new Map()]));
@@ -266,10 +267,15 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
       const replayedAt = new Date().toISOString();
       try {
         await store.transaction(async () => {
+          // Checked again inside the unit: of two replays at once (or one after a rebuild that
+          // applied the event), only one applies it.
+          const current = await letters.findOne({ _id: id });
+          if (current?.status !== 'pending') throw new DomainError('invalid_request', `the dead letter ${id} is no longer pending (replayed, or applied by a rebuild)`);
           for (const p of targets) await p.apply(parsed.event, parsed.envelope, record);
           await letters.updateOne({ _id: id }, { $set: { status: 'replayed', replayedAt } });
         });
       } catch (error) {
+        if (error instanceof DomainError) throw error;
         throw new DomainError('invalid_request', `replaying failed again, so it stays pending: ${(error as Error).message}`);
       }
       logger?.info({ group, id, projections: targets.map((p) => p.name) }, 'dead letter replayed');
