@@ -13,7 +13,7 @@ export const notificationTypes = [
   'castie-friend-forecasted',
   'group-access-granted',
 ] as const;
-export const NotificationTypeSchema = z.enum(notificationTypes);
+export const NotificationTypeSchema = z.enum(notificationTypes).meta({ id: 'NotificationType' });
 export type NotificationType = z.infer<typeof NotificationTypeSchema>;
 
 /** The Notification object (spec). `id` is null for castie-needs-answer notifications. */
@@ -26,7 +26,7 @@ export const NotificationSchema = z.object({
   message: z.string(),
   notification_type: NotificationTypeSchema,
   data: z.string(),
-});
+}).meta({ id: 'Notification' });
 export type Notification = z.infer<typeof NotificationSchema>;
 
 const counts = { number_notifications: z.number().int().nonnegative(), needs_answer: z.boolean(), number_needing_answer: z.number().int().nonnegative() };

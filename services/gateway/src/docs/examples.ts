@@ -1,0 +1,1 @@
+export const responseExamples: Record<string, unknown> = {};
