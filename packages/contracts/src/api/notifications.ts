@@ -37,7 +37,8 @@ export const notificationsApi = {
     paths: ['/api/notifications/'],
     service: 'notifications',
     access: 'user',
-    query: z.object({ notification_type: repeated(z.string()) }),
+    // The service refuses unknown types; the enum documents them (the schema stays a string for the service's own message).
+    query: z.object({ notification_type: repeated(z.string().meta({ enum: [...notificationTypes] })) }),
     // Without a filter: `notifications`; with one: one list per requested type, keyed by its name.
     response: ok({ notifications: z.array(NotificationSchema).optional() }).catchall(z.union([z.array(NotificationSchema), z.number()])),
   }),

@@ -128,7 +128,12 @@ export const statusAdjustments: Record<string, { add?: number[]; remove?: number
   addFrodad: { add: [400] },
   unfrodad: { add: [400] },
   deleteComment: { add: [400] },
-  deleteAccount: { add: [400] },
+  // The spec answers an unknown account with 400 object_not_found.
+  deleteAccount: { add: [400], remove: [404] },
+  // A tab outside the enum is a malformed parameter (400), never an unknown object.
+  homeTab: { remove: [404] },
+  // Only one's own profile is editable: another handle is not_allowed (400), known or not.
+  getProfileEdit: { add: [400], remove: [404] },
   answerCastie: { add: [400] },
   adminGrantAccess: { add: [400] },
   adminDenyAccess: { add: [400] },

@@ -220,7 +220,7 @@ function otherOperations(): Op[] {
       summary: summaries.readyz!,
       access: 'public',
       ok: { description: 'ready', content: { 'application/json': { schema: ReadinessSchema } } },
-      statuses: [503],
+      statuses: [],
     },
     { id: 'metrics', method: 'get', path: '/metrics', tag: 'operations', summary: summaries.metrics!, description: 'Restrict it at the ingress.', access: 'public', ok: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } }, statuses: [] },
     { id: 'docsPage', method: 'get', path: '/docs', tag: 'docs', summary: summaries.docsPage!, access: 'public', ok: html('the reference'), statuses: [] },
@@ -274,10 +274,10 @@ function operation(op: Op): ZodOpenApiOperationObject {
   const responses: Record<string, ZodOpenApiResponseObject> = { '200': okResponse };
   for (const status of op.statuses) {
     if (op.tag === 'pages') responses[String(status)] = status === 429 ? { ...errorResponses[429]!(op) } : htmlError('the page again, saying what is wrong');
-    else if (status === 503) responses['503'] = { description: 'not ready: the same body, status not_ready', content: { 'application/json': { schema: ReadinessSchema } } };
     else responses[String(status)] = errorResponses[status]!(op);
   }
-  if (op.access !== 'public' || op.tag === 'media') responses.default = defaultError;
+  if (op.id === 'readyz') responses.default = { description: '503: not ready (a read model behind the log, rebuilding, or a check failed); the same body with status not_ready', content: { 'application/json': { schema: ReadinessSchema } } };
+  else if (op.access !== 'public' || op.tag === 'media') responses.default = defaultError;
   return {
     operationId: op.id,
     summary: op.summary,
