@@ -29,7 +29,7 @@ export const errorStatus = {
   server_error: 500,
 } as const;
 export type ErrorType = keyof typeof errorStatus;
-export const ErrorTypeSchema = z.enum(Object.keys(errorStatus) as [ErrorType, ...ErrorType[]]);
+export const ErrorTypeSchema = z.enum(Object.keys(errorStatus) as [ErrorType, ...ErrorType[]]).meta({ id: 'ErrorType' });
 
 export const ErrorBodySchema = z
   .object({
@@ -39,7 +39,8 @@ export const ErrorBodySchema = z
     handle: z.string().optional(),
     group_slug: z.string().optional(),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'Error', description: 'The error envelope: status (= HTTP status), error_type and a descriptive error_message; some errors add handle and group_slug.' });
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
 /**

@@ -20,3 +20,4 @@ export * from './api/people.ts';
 export * from './api/time.ts';
 export * from './game/castie-time.ts';
 export * from './api/operations.ts';
+export * from './api/pages.ts';

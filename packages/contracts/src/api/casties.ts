@@ -25,7 +25,7 @@ export const ForecastOptionSchema = z.object({
   answer_text: z.string(),
   percentage: z.number(),
   is_correct: z.literal(true).optional(),
-});
+}).meta({ id: 'ForecastOption' });
 export type ForecastOption = z.infer<typeof ForecastOptionSchema>;
 
 /** The requester's own forecast on a Castie. */
@@ -36,7 +36,7 @@ export const UserForecastSchema = z.object({
   is_correct: z.boolean(),
   /** Absent for write-in Casties. */
   answer_id: z.number().int().optional(),
-});
+}).meta({ id: 'UserForecast' });
 export type UserForecast = z.infer<typeof UserForecastSchema>;
 
 const castieCore = {
@@ -72,7 +72,7 @@ export const CastieSchema = z.object({
   ...castieCore,
   friendPics: z.array(z.string()),
   forecast_options: z.array(ForecastOptionSchema).optional(),
-});
+}).meta({ id: 'Castie', description: 'The Castie object of home lists, group pages and search.' });
 export type CastieObject = z.infer<typeof CastieSchema>;
 
 /** A friend's forecast as the detailed Castie shows it. */
@@ -81,13 +81,13 @@ export const FriendForecastSchema = z.object({
   forecast_text: z.string(),
   answer_id: z.number().int().optional(),
   is_correct: z.literal(true).optional(),
-});
+}).meta({ id: 'FriendForecast' });
 
 /** The detailed Castie object: friendForecasts (by forecast id) instead of friendPics. */
 export const DetailedCastieSchema = z.object({
   ...castieCore,
   friendForecasts: z.record(z.string(), FriendForecastSchema),
-});
+}).meta({ id: 'DetailedCastie', description: 'The detailed Castie object: friendForecasts (by forecast id) instead of friendPics.' });
 export type DetailedCastie = z.infer<typeof DetailedCastieSchema>;
 
 /** A forecast object of myForecasts / group accuracy, indexed by forecast id. */
@@ -102,7 +102,7 @@ export const ForecastObjectSchema = z.object({
   answerSubmitted: z.boolean().optional(),
   is_correct: z.boolean().optional(),
   points_earned: z.number().int(),
-});
+}).meta({ id: 'Forecast', description: 'A forecast of myForecasts and group accuracy, indexed by forecast id.' });
 export type ForecastObject = z.infer<typeof ForecastObjectSchema>;
 
 export const CommentSchema = z.object({
@@ -115,7 +115,7 @@ export const CommentSchema = z.object({
   commentDate: z.string(),
   commentTime: z.string(),
   isOffensive: z.boolean(),
-});
+}).meta({ id: 'Comment' });
 export type CommentObject = z.infer<typeof CommentSchema>;
 
 export const LeaderboardEntrySchema = z.object({
@@ -127,7 +127,7 @@ export const LeaderboardEntrySchema = z.object({
   state: z.string(),
   level: z.number().int().optional(),
   xp: z.number().int().optional(),
-});
+}).meta({ id: 'LeaderboardEntry' });
 
 /** Bounded pages (decisions.md): `before` is the `next_before` of the previous page. */
 const page = {
@@ -138,7 +138,29 @@ const pageInfo = { has_more: z.boolean(), next_before: z.string().nullable() };
 
 const uuidParams = z.object({ uuid: z.string().min(1) });
 /** A value that may come as a string (form) or a number (JSON); the domain says what is wrong with it. */
-const loose = z.union([z.string(), z.number()]).optional();
+const loose = z
+  .union([z.string(), z.number()])
+  // Documented as what clients send: the id of one answer option (form fields carry it as digits).
+  .meta({ override: { type: 'integer', description: 'id of an answer option of this Castie' } })
+  .optional();
+
+/** Which fields a create-Castie request needs, by poll type and answer type (JSON Schema, for the API document). */
+const createCastieVariants = {
+  allOf: [
+    {
+      oneOf: [
+        { properties: { poll_type: { const: 'Open' } }, required: ['poll_type'], description: 'open-ended: no end date' },
+        { properties: { poll_type: { const: 'Regular' } }, required: ['poll_type', 'closes_on_date', 'closes_on_time'], description: 'closes at closes_on_date closes_on_time (service time zone)' },
+      ],
+    },
+    {
+      oneOf: [
+        { properties: { answer_type: { const: 'Set answer options' }, answer_option: { minItems: castieRules.minOptions } }, required: ['answer_type', 'answer_option'], description: 'one answer_option per option' },
+        { properties: { answer_type: { const: 'Write-in answers' } }, required: ['answer_type'], description: 'forecasters write their answer; answer_option is ignored' },
+      ],
+    },
+  ],
+};
 const castiesList = z.record(z.string(), CastieSchema);
 
 export const castiesApi = {
@@ -151,13 +173,13 @@ export const castiesApi = {
     body: z.object({
       group_slug: text().pipe(z.string().min(1, 'is required')),
       poll_type: text().pipe(z.enum(['Open', 'Regular'], { error: 'must be Open or Regular' })),
-      closes_on_date: z.string().optional(),
-      closes_on_time: z.string().optional(),
+      closes_on_date: z.string().meta({ format: 'date', description: 'YYYY-MM-DD (Regular polls)' }).optional(),
+      closes_on_time: z.string().meta({ pattern: '^\\d{1,2}:\\d{2}$', description: 'HH:MM, 24-hour clock (Regular polls)' }).optional(),
       question: paragraph(castieRules.questionMax).pipe(z.string().min(1, 'must not be empty')),
       answer_type: text().pipe(z.enum(['Set answer options', 'Write-in answers'], { error: 'must be "Set answer options" or "Write-in answers"' })),
       answer_option: repeated(line(textLimits.answerOption)).pipe(z.array(z.string()).max(textLimits.answerOptions, `must be at most ${textLimits.answerOptions} options`)),
       display_created_by: formBoolean,
-    }),
+    }).meta(createCastieVariants),
     response: ok({ castie: z.string(), castie_uuid: z.string() }),
   }),
   needsAnswer: endpoint({
@@ -182,7 +204,8 @@ export const castiesApi = {
     access: 'user',
     params: uuidParams,
     invalidAs: 'cannot_forecast',
-    body: z.object({ forecast_text: line(textLimits.forecastText).optional(), answer_id: loose }),
+    // Write-in Casties take forecast_text, set-answer ones answer_id.
+    body: z.object({ forecast_text: line(textLimits.forecastText).optional(), answer_id: loose }).meta({ anyOf: [{ required: ['forecast_text'] }, { required: ['answer_id'] }] }),
     response: ok({ message: z.string(), castie_uuid: z.string(), answer_id: z.number().int().nullable(), user_forecast_text: z.string() }),
   }),
   answerView: endpoint({
@@ -208,7 +231,8 @@ export const castiesApi = {
     service: 'casties',
     access: 'user',
     params: uuidParams,
-    body: z.object({ keyword: line(textLimits.keyword).optional(), answer_id: loose }),
+    // Write-in Casties take the keyword, set-answer ones answer_id.
+    body: z.object({ keyword: line(textLimits.keyword).optional(), answer_id: loose }).meta({ anyOf: [{ required: ['keyword'] }, { required: ['answer_id'] }] }),
     response: ok({ castie: DetailedCastieSchema }),
   }),
   comments: endpoint({

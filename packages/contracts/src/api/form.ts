@@ -20,7 +20,7 @@ export const formBoolean = z.preprocess((v) => {
     if (FALSE.has(v)) return false;
   }
   return v;
-}, z.boolean({ error: 'must be true or false' }));
+}, z.boolean({ error: 'must be true or false' })).meta({ description: 'true or false; forms may also send True, False, 1, 0, on or off' });
 
 /** An integer sent as a string or a JSON number. */
 export const formInt = z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number({ error: 'must be an integer' }).int());
@@ -56,11 +56,16 @@ export const textLimits = {
   passwordMax: 256,
 } as const;
 
+/** The refinement below as a JSON Schema pattern, so the API document shows it. */
+const NO_CONTROL_IN_LINE = '^[^\\u0000-\\u001f\\u007f]*$';
+const NO_CONTROL_IN_PARAGRAPH = '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$';
+
 const bounded = (max: number, allowed: ReadonlySet<number>) =>
   z
     .string()
     .max(max, `must have at most ${max} characters`)
-    .refine((s) => !hasControl(s, allowed), 'must not contain control characters');
+    .refine((s) => !hasControl(s, allowed), 'must not contain control characters')
+    .meta({ pattern: allowed === IN_LINE ? NO_CONTROL_IN_LINE : NO_CONTROL_IN_PARAGRAPH });
 
 /** One line of text (a name, an answer option, a search): trimmed, at most `max` characters, no control characters. */
 export const line = (max: number) => text().pipe(bounded(max, IN_LINE));
@@ -74,7 +79,8 @@ export const passwordText = () =>
     .string({ error: 'is required' })
     .min(textLimits.passwordMin, `must have at least ${textLimits.passwordMin} characters`)
     .max(textLimits.passwordMax, `must have at most ${textLimits.passwordMax} characters`)
-    .refine((s) => !hasControl(s, IN_LINE), 'must not contain control characters');
+    .refine((s) => !hasControl(s, IN_LINE), 'must not contain control characters')
+    .meta({ pattern: NO_CONTROL_IN_LINE });
 
 /**
  * An uploaded file as the gateway forwards it: the gateway has checked the bytes and stored them

@@ -13,7 +13,7 @@ export const SlugSchema = text().pipe(
 );
 
 /** Access of the requester to a group: granted (approved), pending (requested), or null. */
-export const GroupAccessSchema = z.enum(['granted', 'pending']).nullable();
+export const GroupAccessSchema = z.enum(['granted', 'pending']).nullable().meta({ id: 'GroupAccess' });
 export type GroupAccess = z.infer<typeof GroupAccessSchema>;
 
 /**
@@ -39,7 +39,7 @@ export const GroupObjectSchema = z.object({
   following: z.boolean(),
   canCreateCastie: z.boolean(),
   numberCasties: z.number().int().nonnegative(),
-});
+}).meta({ id: 'Group', description: 'The Group object, computed for the requester.' });
 export type GroupObject = z.infer<typeof GroupObjectSchema>;
 
 /** [groupName, slug] pairs, alphabetical by name (hamburger menu, create-Castie picker). */
@@ -69,7 +69,7 @@ export const GroupRequestSchema = z.object({
   /** When access was requested (service time zone). */
   requestedDate: z.string(),
   requestedTime: z.string(),
-});
+}).meta({ id: 'GroupRequest' });
 
 export const groupsApi = {
   listGroups: endpoint({
@@ -183,7 +183,7 @@ export const AdminGroupSchema = GroupObjectSchema.extend({
   /** Handles of the group admins and named creators. */
   admins: z.array(z.string()),
   creators: z.array(z.string()),
-});
+}).meta({ id: 'AdminGroup', description: 'A group as operators see it: the Group object (for no requester) and its configuration.' });
 
 /**
  * The operators' API (decisions.md: Admin API). Not public: the gateway checks the bearer token

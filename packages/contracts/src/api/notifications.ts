@@ -13,7 +13,7 @@ export const notificationTypes = [
   'castie-friend-forecasted',
   'group-access-granted',
 ] as const;
-export const NotificationTypeSchema = z.enum(notificationTypes);
+export const NotificationTypeSchema = z.enum(notificationTypes).meta({ id: 'NotificationType' });
 export type NotificationType = z.infer<typeof NotificationTypeSchema>;
 
 /** The Notification object (spec). `id` is null for castie-needs-answer notifications. */
@@ -26,7 +26,7 @@ export const NotificationSchema = z.object({
   message: z.string(),
   notification_type: NotificationTypeSchema,
   data: z.string(),
-});
+}).meta({ id: 'Notification' });
 export type Notification = z.infer<typeof NotificationSchema>;
 
 const counts = { number_notifications: z.number().int().nonnegative(), needs_answer: z.boolean(), number_needing_answer: z.number().int().nonnegative() };
@@ -37,7 +37,8 @@ export const notificationsApi = {
     paths: ['/api/notifications/'],
     service: 'notifications',
     access: 'user',
-    query: z.object({ notification_type: repeated(z.string()) }),
+    // The service refuses unknown types; the enum documents them (the schema stays a string for the service's own message).
+    query: z.object({ notification_type: repeated(z.string().meta({ enum: [...notificationTypes] })) }),
     // Without a filter: `notifications`; with one: one list per requested type, keyed by its name.
     response: ok({ notifications: z.array(NotificationSchema).optional() }).catchall(z.union([z.array(NotificationSchema), z.number()])),
   }),

@@ -6,7 +6,7 @@ import { z } from 'zod';
  */
 
 /** GET /healthz: the process is alive. Nothing behind it is asked. */
-export const HealthSchema = z.object({ status: z.literal('ok') });
+export const HealthSchema = z.object({ status: z.literal('ok') }).meta({ id: 'Health' });
 export type Health = z.infer<typeof HealthSchema>;
 
 /** How far one projection of a service is behind the end of the log it reads. */
@@ -38,5 +38,5 @@ export const ReadinessSchema = z.object({
   maxLagEvents: z.number().int().nonnegative(),
   readModels: z.array(ReadModelLagSchema),
   checks: z.array(ReadinessCheckSchema),
-});
+}).meta({ id: 'Readiness' });
 export type Readiness = z.infer<typeof ReadinessSchema>;

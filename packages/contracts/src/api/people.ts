@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { ok } from './endpoint.ts';
 
 /** friend_status as profileInfo shows it (relative to the requester). */
-export const FriendStatusSchema = z.enum(['self', 'friend', 'pending', 'respond', 'not-friends']);
+export const FriendStatusSchema = z.enum(['self', 'friend', 'pending', 'respond', 'not-friends']).meta({ id: 'FriendStatus' });
 /** friend_status as Frodad listings show it: `friends`, not `friend` (spec). */
-export const ListFriendStatusSchema = z.enum(['self', 'friends', 'pending', 'respond', 'not-friends']);
+export const ListFriendStatusSchema = z.enum(['self', 'friends', 'pending', 'respond', 'not-friends']).meta({ id: 'ListFriendStatus' });
 export type FriendStatus = z.infer<typeof FriendStatusSchema>;
 
 /** The Profile object (spec: Resources). */
@@ -28,7 +28,7 @@ export const ProfileInfoSchema = z.object({
   frodadsNumber: z.number().int(),
   forecastsNumber: z.number().int(),
   friend_status: FriendStatusSchema,
-});
+}).meta({ id: 'Profile', description: 'The Profile object.' });
 export type ProfileInfo = z.infer<typeof ProfileInfoSchema>;
 
 /** A Frodad object (user listing entry); `level` is omitted in some listings (group followers). */
@@ -39,7 +39,7 @@ export const FrodadSchema = z.object({
   profPic: z.string(),
   friend_status: ListFriendStatusSchema,
   level: z.number().int().optional(),
-});
+}).meta({ id: 'Frodad', description: 'A Frodad object (user listing entry); level is omitted in some listings.' });
 export type Frodad = z.infer<typeof FrodadSchema>;
 
 /** The four profile endpoints: profileInfo plus one subsection, or the string `private`. */

@@ -24,7 +24,7 @@ export const DeadLetterSchema = z.object({
   deadLetteredAt: z.string(),
   status: z.enum(['pending', 'replayed']),
   replayedAt: z.string().nullable(),
-});
+}).meta({ id: 'DeadLetter' });
 export type DeadLetter = z.infer<typeof DeadLetterSchema>;
 
 export const ReadModelStateSchema = z.object({

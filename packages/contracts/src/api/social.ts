@@ -12,10 +12,10 @@ export const socialRules = {
 } as const;
 
 /** One entry of GET /api/frodad-requests/ (spec: handle, firstName, lastName). */
-export const FrodadRequestEntrySchema = z.object({ handle: z.string(), firstName: z.string(), lastName: z.string() });
+export const FrodadRequestEntrySchema = z.object({ handle: z.string(), firstName: z.string(), lastName: z.string() }).meta({ id: 'FrodadRequest' });
 
 /** One people-search entry: snake_case names and no level (spec: Frodad object, people search). */
-export const PeopleSearchEntrySchema = z.object({ first_name: z.string(), last_name: z.string(), friend_status: ListFriendStatusSchema, handle: z.string() });
+export const PeopleSearchEntrySchema = z.object({ first_name: z.string(), last_name: z.string(), friend_status: ListFriendStatusSchema, handle: z.string() }).meta({ id: 'PeopleSearchEntry' });
 
 /** Answers that are only a message (spec: Friends). */
 const message = ok({ message: z.string() });

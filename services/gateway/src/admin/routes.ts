@@ -1,19 +1,10 @@
-import { groupsAdminApi, internalHeaders, isReadModelService, readModelServices, type ServiceName } from '@castie/contracts';
+import { AdminClockBodySchema as ClockBody, groupsAdminApi, internalHeaders, MAX_CLOCK_ADVANCE_SECONDS as MAX_ADVANCE_SECONDS, isReadModelService, readModelServices, type ServiceName } from '@castie/contracts';
 import { errorBody, type ManualClock, type MediaStore } from '@castie/platform';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
-import { z } from 'zod';
 import type { ServiceClient } from '../routing/service-client.ts';
 import { readMultipart, withoutClientUploadRefs } from '../uploads/multipart.ts';
 
-/** At most a year at a time: enough for any test or demo, and no instant past what Date can hold. */
-const MAX_ADVANCE_SECONDS = 366 * 24 * 3600;
-/** A number of seconds: a JSON number or plain decimal digits (no booleans, exponents or signs). */
-const ClockBody = z.object({
-  advance_seconds: z
-    .union([z.number(), z.string().regex(/^\d{1,9}(\.\d{1,6})?$/).transform(Number)])
-    .pipe(z.number().positive().max(MAX_ADVANCE_SECONDS)),
-});
 
 /** Fields of the admin API that carry files (the group icon): checked by their bytes and stored like profile pictures. */
 const adminUploads: readonly string[] = [...new Set(Object.values(groupsAdminApi).flatMap((e) => e.uploads ?? []))];

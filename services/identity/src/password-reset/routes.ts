@@ -1,15 +1,11 @@
-import { DomainError } from '@castie/contracts';
+import { DomainError, PasswordResetEmailFormSchema as EmailForm, PasswordResetFormSchema as PasswordForm, PasswordResetTokenParams as TokenParams } from '@castie/contracts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { createHash, randomBytes } from 'node:crypto';
-import { z } from 'zod';
 import { loginStreamId, type IdentityContext } from '../context.ts';
 import { page } from './pages.ts';
 
 const LINK_LIFETIME_MS = 60 * 60_000;
 const resetStreamId = (token: string) => `reset-${createHash('sha256').update(token).digest('hex')}`;
-const EmailForm = z.object({ email: z.string().trim().toLowerCase().pipe(z.email()) });
-const PasswordForm = z.object({ password: z.string().min(4).max(256), password_confirm: z.string() });
-const TokenParams = z.object({ token: z.string().regex(/^[A-Za-z0-9_-]{20,100}$/) });
 
 /**
  * Password reset in a browser (spec: {base_url}/password_reset/): ask for a link by e-mail, open
