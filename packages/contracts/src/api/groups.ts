@@ -230,7 +230,7 @@ export const groupsAdminApi = {
       accessDeniedMessage: paragraph(groupRules.deniedMessageMax).optional(),
       restrictCreation: formBoolean.optional(),
       groupIcon: UploadRefSchema.optional(),
-    }),
+    }).meta({ minProperties: 1, description: 'At least one setting; only those sent change.' }),
     response: ok({ group: AdminGroupSchema, updated_fields: z.array(z.string()), granted: z.array(z.string()) }),
   }),
   /** Every group, alphabetical by slug, as operators see them. */

@@ -244,6 +244,8 @@ describe('the OpenAPI document against a whole-system session', () => {
     const eve = { ...(await admin('POST', '/admin/accounts/', { email: 'eve@example.com', password: 'secret1', handle: 'eve', first_name: 'Eve', last_name: 'Tester' })).body, password: 'secret1' } as unknown as User;
     await admin('GET', '/admin/groups/');
     await admin('GET', '/admin/groups/club/');
+    await ok({ method: 'POST', url: '/admin/groups/weather/', admin: true, multipart: { fields: { groupInfoText: 'rain, shine or snow' }, file: { field: 'groupIcon', bytes: PNG, type: 'image/png', name: 'icon2.png' } } });
+    await admin('POST', '/admin/groups/club/', { accessDeniedMessage: 'ask the admins, kindly' });
     for (const u of [ada, bob, dee]) await post('/api/groups/weather/follow/', {}, u);
     await post('/api/groups/club/follow/', {}, ada);
     await admin('POST', '/admin/groups/club/access/ada/grant/');
@@ -379,6 +381,8 @@ describe('the OpenAPI document against a whole-system session', () => {
     await call({ method: 'POST', url: '/api/groups/club/requests/nosuchperson/deny/', user: ada });
     await call({ method: 'POST', url: '/admin/groups/weather/access/ada/grant/', admin: true });
     await call({ method: 'POST', url: '/admin/groups/weather/access/ada/deny/', admin: true });
+    await call({ method: 'POST', url: '/admin/groups/weather/', admin: true, json: {} });
+    await call({ method: 'POST', url: '/admin/groups/nosuchgroup/', admin: true, json: { groupName: 'Nothing' } });
     await call({ method: 'GET', url: '/admin/access-requests/?group=', admin: true });
     for (const service of ['groups', 'casties', 'social', 'notifications']) await call({ method: 'GET', url: `/admin/read-models/${service}/dead-letters/?all=maybe`, admin: true });
     await call({ method: 'POST', url: '/api/preferences/edit/password/', user: ada, form: { new_password: 'ab' } });
