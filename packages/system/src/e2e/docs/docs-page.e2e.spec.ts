@@ -106,10 +106,16 @@ async function tryIt(page: Page, method: string, path: string, fill: (block: Ret
   return { shown: await shown(), response, request: response.request() };
 }
 
-/** Authorizes one scheme of the Authorize dialog, found by its heading. */
-async function authorize(page: Page, scheme: string, fill: (section: ReturnType<Page['locator']>) => Promise<void>) {
+/** Which section of the Authorize dialog: HTTP Basic (the one asking a password), or the Api-Key header, whatever the scheme is named. */
+const SCHEMES = {
+  basic: (page: Page) => ({ has: page.locator('input[type="password"]') }),
+  apiKey: () => ({ hasText: /Name:\s*Api-Key/i }),
+};
+
+/** Fills and confirms one section of the Authorize dialog, then closes it. */
+async function authorize(page: Page, scheme: keyof typeof SCHEMES, fill: (section: ReturnType<Page['locator']>) => Promise<void>) {
   await page.locator('.auth-wrapper button.authorize').click();
-  const section = page.locator('.modal-ux .auth-container').filter({ has: page.locator('h4', { hasText: scheme }) });
+  const section = page.locator('.modal-ux .auth-container').filter(SCHEMES[scheme](page));
   await fill(section);
   await section.locator('button.authorize').click();
   await page.locator('.modal-ux button.btn-done').first().click();
@@ -198,7 +204,7 @@ describe.skipIf(missing)(`the /docs page with API keys, in headless Chromium${mi
     const refused = await tryIt(s.page, 'post', '/api/signup/email/', body);
     expect(refused.response.status()).toBeGreaterThanOrEqual(400);
 
-    await authorize(s.page, 'Api-Key', async (section) => section.locator('input').fill('docs-test-key'));
+    await authorize(s.page, 'apiKey', async (section) => section.locator('input').fill('docs-test-key'));
     const { shown, response, request } = await tryIt(s.page, 'post', '/api/signup/email/', body);
     expect(await request.headerValue('api-key')).toBe('docs-test-key');
     expect(response.status()).toBe(200);
