@@ -4,7 +4,8 @@
 // one ES module under packages/system/dist/. Packages that cannot be bundled (native addons,
 // drivers with optional native parts) stay external: they are the runtime `dependencies` of
 // @castie/system, so `pnpm --filter @castie/system deploy --prod` yields exactly what production
-// needs. Type checking is `npm run typecheck`; esbuild only strips types.
+// needs. So does swagger-ui-dist, whose files /docs serves as they are: the gateway finds the
+// package from the bundle at run time (createRequire), as it does from the sources. Type checking is `npm run typecheck`; esbuild only strips types.
 import { build } from 'esbuild';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -15,7 +16,7 @@ const system = join(root, 'packages', 'system');
 const outdir = join(system, 'dist');
 const entries = { main: 'src/main.ts', cluster: 'src/cluster.ts', cli: 'src/operator/cli.ts' };
 
-// What cannot be bundled (native addons) is exactly what @castie/system names as its dependencies.
+// What is not bundled (native addons, served files) is exactly what @castie/system names as its dependencies.
 const external = Object.keys(JSON.parse(readFileSync(join(system, 'package.json'), 'utf8')).dependencies ?? {});
 
 const started = Date.now();

@@ -154,22 +154,38 @@ switch (task) {
  * install Debian's package (root with apt-get, as in CI), install it; otherwise those tests are
  * reported as skipped, by name, with the reason.
  */
-function ensureRedisServer() {
-  if (process.env.REDIS_URL || works('redis-server', [])) return;
+/**
+ * Installs a Debian package some tests need, when this user can (root with apt-get); otherwise,
+ * or when it fails, says which tests will be skipped (they skip themselves, by name).
+ */
+let aptUpdated = false;
+function aptInstall(pkg, skipped) {
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot || !works('apt-get', [])) {
-    console.log('redis-server is not installed and cannot be installed here: the Redis adapter tests will be skipped');
+    console.log(`${pkg} is not installed and cannot be installed here: ${skipped} will be skipped`);
     return;
   }
-  console.log('installing redis-server from Debian packages for the Redis adapter tests');
+  console.log(`installing ${pkg} from Debian packages for ${skipped}`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  if (run('apt-get', ['update', '-qq'], { env }) !== 0 || run('apt-get', ['install', '-y', '-qq', 'redis-server'], { env }) !== 0) {
-    console.log('installing redis-server failed: the Redis adapter tests will be skipped');
-  }
+  if (!aptUpdated && run('apt-get', ['update', '-qq'], { env }) !== 0) return console.log(`installing ${pkg} failed: ${skipped} will be skipped`);
+  aptUpdated = true;
+  if (run('apt-get', ['install', '-y', '-qq', pkg], { env }) !== 0) console.log(`installing ${pkg} failed: ${skipped} will be skipped`);
+}
+
+function ensureRedisServer() {
+  if (process.env.REDIS_URL || works('redis-server', [])) return;
+  aptInstall('redis-server', 'the Redis adapter tests');
+}
+
+/** Debian's chromium, which the /docs page test drives headless through playwright-core (never a downloaded browser). */
+function ensureChromium() {
+  if (existsSync('/usr/bin/chromium')) return;
+  aptInstall('chromium', 'the /docs page test in headless Chromium');
 }
 
 function runTests() {
   ensureRedisServer();
+  ensureChromium();
   const report = join(root, '.tmp', 'vitest-report.json');
   mkdirSync(dirname(report), { recursive: true });
   const code = exec(['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...rest]);

@@ -6,7 +6,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import { AbuseGuard, defaultAbuseLimits, type AbuseLimits } from './abuse/limits.ts';
 import { adminRoutes } from './admin/routes.ts';
 import { authenticate, presentedCredentials } from './credentials/credentials.ts';
-import { docsPage, openApiDocument } from './docs/openapi.ts';
+import { openApiDocument } from './docs/openapi.ts';
+import { docsRoutes } from './docs/page.ts';
 import { compression } from './http/compression.ts';
 import { corsForOrigins } from './http/cors.ts';
 import { requestIds, withRequestId } from './http/request-ids.ts';
@@ -177,7 +178,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   mediaRoutes(app, deps.media);
   const openApi = openApiDocument();
   app.route({ method: ['GET', 'HEAD'], url: '/docs/openapi.json', handler: async () => openApi });
-  app.route({ method: ['GET', 'HEAD'], url: '/docs', handler: async (_request, reply) => reply.type('text/html; charset=utf-8').send(docsPage(openApi)) });
+  docsRoutes(app, openApi);
   adminRoutes(app, { token: deps.adminToken, manualClock: deps.manualClock ?? null, services: deps.services, media: deps.media, maxUploadBytes });
   return app;
 }

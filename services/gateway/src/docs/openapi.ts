@@ -348,17 +348,3 @@ export function openApiDocument(): Record<string, unknown> {
     { override: override as never },
   ) as unknown as Record<string, unknown>;
 }
-
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-/** A plain, dependency-free page listing the endpoints (the JSON is at /docs/openapi.json). */
-export function docsPage(doc: Record<string, unknown>): string {
-  const paths = doc.paths as Record<string, Record<string, { tags: string[]; security: unknown[] }>>;
-  const rows = Object.entries(paths)
-    .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => `<tr><td>${method.toUpperCase()}</td><td><code>${escape(path)}</code></td><td>${escape(op.tags.join(', '))}</td><td>${op.security.length ? 'user' : 'open'}</td></tr>`))
-    .join('\n');
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Castie API</title>
-<style>body{font-family:system-ui,sans-serif;margin:2rem}td{padding:.2rem .8rem;border-bottom:1px solid #ddd}</style></head>
-<body><h1>Castie API</h1><p>Machine-readable: <a href="/docs/openapi.json">/docs/openapi.json</a> (OpenAPI 3.1).</p>
-<table><tr><th>method</th><th>path</th><th>service</th><th>credentials</th></tr>${rows}</table></body></html>`;
-}
