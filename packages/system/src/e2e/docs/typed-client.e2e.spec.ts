@@ -54,7 +54,14 @@ export async function session(baseUrl: string, user: NewUser, groupSlug: string)
   );
   const read = await ok(me.GET('/api/casties/{uuid}/', { params: { path: { uuid: created.castie_uuid } } }));
   const refused = await me.GET('/api/casties/{uuid}/', { params: { path: { uuid: '00000000-0000-4000-8000-000000000000' } } });
+  // The operations whose generated types once demanded phantom path parameters (tab, group_slug) or a required filter.
+  const home = await ok(me.GET('/api/home/'));
+  const board = await ok(me.GET('/api/leaderboard/'));
+  const notifications = await ok(me.GET('/api/notifications/'));
   return {
+    homeHasIt: JSON.stringify(home).includes(created.castie_uuid),
+    boardStatus: board.status,
+    notificationsStatus: notifications.status,
     handle: named.handle,
     loggedInAs: login.profile_handle,
     isPrivate: preferences.is_private,
@@ -117,6 +124,9 @@ describe('a client typed by the OpenAPI document (openapi-typescript + openapi-f
     const client = (await import(pathToFileURL(join(dir, 'client.mjs')).href)) as { session: (baseUrl: string, user: { email: string; password: string; handle: string }, group: string) => Promise<Record<string, unknown>> };
     const user = newUser('typed');
     expect(await client.session(base, user, 'typed')).toEqual({
+      homeHasIt: true,
+      boardStatus: 200,
+      notificationsStatus: 200,
       handle: user.handle,
       loggedInAs: user.handle,
       isPrivate: false,
