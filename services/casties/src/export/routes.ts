@@ -1,4 +1,4 @@
-import { castieEnded, DomainError, internalHeaders } from '@castie/contracts';
+import { castieEnded, DomainError, internalHeaders, type ExportedCastie, type ExportedComment, type ExportedForecast } from '@castie/contracts';
 import type { Clock, Collection } from '@castie/platform';
 import type { GroupDirectory } from '@castie/reference';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -57,7 +57,7 @@ export function exportRoutes(app: FastifyInstance, ctx: ExportRoutesDeps): void 
     const shown = docs.filter((f) => !hidden.has(f.groupSlug));
     const views = new Map((await ctx.views.find({ _id: { $in: [...new Set(shown.map((f) => f.castieId))] } })).map((v) => [v._id, v]));
     const now = ctx.clock.now();
-    const items = shown.flatMap((f) => {
+    const items = shown.flatMap((f): ExportedForecast[] => {
       const view = views.get(f.castieId);
       if (!view) return [];
       const ended = castieEnded(view, now);
@@ -87,7 +87,7 @@ export function exportRoutes(app: FastifyInstance, ctx: ExportRoutesDeps): void 
     const { after, limit } = pageQuery(request);
     const { docs, next } = page(await ctx.views.find({ creatorId: userId, ...(after ? { _id: { $gt: after } } : {}) }, { sort: { _id: 1 }, limit }), limit);
     const hidden = new Set(await ctx.groups.hiddenSlugsFor(userId));
-    const items = docs
+    const items: ExportedCastie[] = docs
       .filter((v) => !hidden.has(v.groupSlug) && v.createdAt !== null)
       .map((v) => ({
         uuid: v._id,
@@ -113,7 +113,7 @@ export function exportRoutes(app: FastifyInstance, ctx: ExportRoutesDeps): void 
     const { docs, next } = page(await ctx.commentDocs.find({ userId, deleted: false, ...(after ? { _id: { $gt: after } } : {}) }, { sort: { _id: 1 }, limit }), limit);
     const hidden = new Set(await ctx.groups.hiddenSlugsFor(userId));
     const views = new Map((await ctx.views.find({ _id: { $in: [...new Set(docs.map((c) => c.castieId))] } })).map((v) => [v._id, v]));
-    const items = docs.flatMap((c) => {
+    const items = docs.flatMap((c): ExportedComment[] => {
       const view = views.get(c.castieId);
       if (!view || hidden.has(view.groupSlug)) return [];
       return [{ uuid: c._id, castie: c.castieId, question: view.question, text: c.text, posted_at: c.postedAt }];
