@@ -164,7 +164,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     };
     const refresh = () => exportSlots.refresh(user.userId);
     try {
-      const body = csv ? csvZip(source, refresh) : Readable.from(jsonDocument(await readSmallSections(source, user.handle), source, new Date(), refresh));
+      const body = csv ? csvZip(source, refresh) : Readable.from(jsonDocument(await readSmallSections(source, user.handle), source, new Date(), refresh), { highWaterMark: 1 });
       body.once('close', release);
       body.once('error', (error) => request.log.warn({ err: error }, 'export cut off'));
       reply.raw.once('close', release);

@@ -19,8 +19,8 @@ import { Readable } from 'node:stream';
  *   ordinary request (`{ items, next }`, from an index that starts with the owner), so the service
  *   client keeps returning whole Buffers, the cluster needs no streaming client, and each page is
  *   written to the answer before the next one is asked for. The answer is a Node stream pulled by
- *   the socket: a slow client slows the paging (back-pressure), and memory holds one page (500
- *   items), whatever the history's length. A failure after the first byte can no longer change the
+ *   the socket: a slow client slows the paging (back-pressure), and memory holds about one page
+ *   (500 items; the streams read at most one piece ahead), whatever the history's length. A failure after the first byte can no longer change the
  *   status: the answer is cut off (the JSON does not parse, the zip has no central directory),
  *   which a client cannot mistake for a complete export.
  * - One export at a time per person (ExportSlots, in the cache port: across gateways in the
@@ -159,7 +159,7 @@ async function* csvOf<S extends PagedSection>(source: ExportSource, section: S, 
  */
 export function csvZip(source: ExportSource, onPage?: () => Promise<void>): archiver.Archiver {
   const zip = archiver('zip', { zlib: { level: 6 } });
-  for (const section of ['forecasts', 'casties', 'comments'] as const) zip.append(Readable.from(csvOf(source, section, onPage)), { name: `${section}.csv` });
+  for (const section of ['forecasts', 'casties', 'comments'] as const) zip.append(Readable.from(csvOf(source, section, onPage), { highWaterMark: 1 }), { name: `${section}.csv` });
   void zip.finalize().catch((error: unknown) => zip.destroy(error as Error));
   return zip;
 }
