@@ -79,6 +79,7 @@ export const OwnDataExportSchema = z.object({
   }),
   /** As the Activity section lists them (newest 100), read without marking them read. */
   notifications: z.array(NotificationSchema),
+  /** The paged sections are in id order (stable, cheap to page), not by time: each item has its time. */
   casties: z.array(ExportedCastieSchema),
   forecasts: z.array(ExportedForecastSchema),
   comments: z.array(ExportedCommentSchema),
