@@ -21,3 +21,4 @@ export * from './api/time.ts';
 export * from './game/castie-time.ts';
 export * from './api/operations.ts';
 export * from './api/pages.ts';
+export * from './api/export.ts';

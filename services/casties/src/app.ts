@@ -10,6 +10,7 @@ import { commentDecider } from './comments/decider.ts';
 import { COMMENT_COUNTS, COMMENTS } from './comments/read-model.ts';
 import { commentRoutes } from './comments/routes.ts';
 import { CASTIE_SEARCH } from './feeds/read-model.ts';
+import { exportRoutes } from './export/routes.ts';
 import { feedRoutes } from './feeds/routes.ts';
 import { forecastDecider } from './forecasting/decider.ts';
 import { FORECASTERS, FORECASTS, ROSTERS } from './forecasting/read-model.ts';
@@ -61,5 +62,6 @@ export function buildCastiesApp(deps: CastiesDeps): FastifyInstance {
   profileRoutes(app, { views, forecasts, objects, people, groups, clock, routeOptions });
   groupPageRoutes(app, { views, forecasts, objects, groups, routeOptions });
   leaderboardRoutes(app, { people, groups, routeOptions });
+  exportRoutes(app, { views, forecasts, commentDocs, groups, clock, timeZone });
   return app;
 }

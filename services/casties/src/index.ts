@@ -5,3 +5,5 @@ export { castieDecider, castieStreamId, isEnded, type CastieCommand, type Castie
 export { randomId48 } from './casties/routes.ts';
 export { forecastDecider, forecastStreamId, type ForecastState, type PlaceForecast } from './forecasting/decider.ts';
 export { commentDecider, commentStreamId, type CommentCommand, type CommentState } from './comments/decider.ts';
+export { CASTIE_VIEWS, type CastieView } from './casties/read-model.ts';
+export { FORECASTS, forecastDocId, type ForecastDoc } from './forecasting/read-model.ts';

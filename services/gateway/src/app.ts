@@ -1,13 +1,15 @@
-import { DomainError, internalHeaders, messages, type ServiceName } from '@castie/contracts';
+import { DomainError, internalHeaders, messages, OwnDataExportQuerySchema, type ServiceName } from '@castie/contracts';
 import { clientErrors, errorBody, frameworkErrors, installErrorHandler, installJsonParser, parsePositions, refuseDotSegments, requestIdOf, type Cache, type ManualClock, type MediaStore } from '@castie/platform';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
+import { Readable } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AbuseGuard, defaultAbuseLimits, type AbuseLimits } from './abuse/limits.ts';
 import { adminRoutes } from './admin/routes.ts';
 import { authenticate, presentedCredentials } from './credentials/credentials.ts';
 import { openApiDocument } from './docs/openapi.ts';
 import { docsRoutes } from './docs/page.ts';
+import { csvZip, ExportSlots, jsonDocument, readSmallSections, ServiceAnswered, type ExportSource } from './export/own-data.ts';
 import { compression } from './http/compression.ts';
 import { corsForOrigins } from './http/cors.ts';
 import { requestIds, withRequestId } from './http/request-ids.ts';
@@ -114,13 +116,79 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     await Promise.all(keys.map((key) => deps.media.delete(key).catch(() => undefined)));
   }
 
+  function requireApiKey(request: FastifyRequest): void {
+    if (apiKeys.size === 0) return;
+    const key = request.headers['api-key'];
+    if (typeof key !== 'string' || !apiKeys.has(key)) throw new DomainError('authorization_failed', 'a valid Api-Key header is required');
+  }
+
+  /** Who the request is for, as the services read it, and the log positions they must have applied. */
+  async function userHeaders(user: { userId: string; handle: string; email: string }): Promise<Record<string, string>> {
+    const headers: Record<string, string> = {
+      [internalHeaders.userId]: user.userId,
+      [internalHeaders.handle]: encodeURIComponent(user.handle),
+      [internalHeaders.email]: encodeURIComponent(user.email),
+    };
+    const after = await sessions.get(user.userId);
+    if (after.length > 0) headers[internalHeaders.after] = after.map((p) => `${p.topic}:${p.partition}:${p.offset}`).join(',');
+    return headers;
+  }
+
+  const exportSlots = new ExportSlots(deps.cache);
+
+  /** GET /api/export/: the requester's own data (export/own-data.ts says how it is assembled). */
+  async function ownDataExport(request: FastifyRequest, reply: FastifyReply) {
+    requireApiKey(request);
+    const { fields } = await bodyOf(request, []);
+    const user = await authenticated(request, fields);
+    const query = OwnDataExportQuerySchema.safeParse(request.query ?? {});
+    if (!query.success) throw new DomainError('missing_request_data', 'format must be json or csv');
+    const csv = query.data.format === 'csv';
+    const headers = { 'x-request-id': request.id, ...(await userHeaders(user)) };
+    const source: ExportSource = {
+      async get(service, url) {
+        const res = await serviceOf(service).request({ method: 'GET', url, headers });
+        const type = res.headers['content-type'];
+        const retryAfter = res.headers['retry-after'];
+        if (res.statusCode !== 200) throw new ServiceAnswered(res.statusCode, res.body, typeof type === 'string' ? type : 'application/json; charset=utf-8', typeof retryAfter === 'string' ? retryAfter : undefined);
+        return JSON.parse(res.body.toString('utf8')) as Record<string, unknown>;
+      },
+    };
+    const type = csv ? 'application/zip' : 'application/json; charset=utf-8';
+    if (request.method === 'HEAD') return reply.type(type).send();
+    await exportSlots.take(user.userId);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      void exportSlots.release(user.userId).catch(() => undefined);
+    };
+    const refresh = () => exportSlots.refresh(user.userId);
+    try {
+      const body = csv ? csvZip(source, refresh) : Readable.from(jsonDocument(await readSmallSections(source, user.handle), source, new Date(), refresh), { highWaterMark: 1 });
+      body.once('close', release);
+      body.once('error', (error) => request.log.warn({ err: error }, 'export cut off'));
+      reply.raw.once('close', release);
+      reply.header('content-disposition', `attachment; filename="castie-export.${csv ? 'zip' : 'json'}"`);
+      return reply.type(type).send(body);
+    } catch (error) {
+      release();
+      if (!(error instanceof ServiceAnswered)) throw error;
+      if (error.retryAfter) reply.header('retry-after', error.retryAfter);
+      return reply.code(error.statusCode).type(error.contentType).send(error.body);
+    }
+  }
+  app.route({ method: ['GET', 'HEAD'], url: '/api/export/', handler: ownDataExport });
+  app.route({
+    method: ALL_METHODS.filter((m) => m !== 'GET' && m !== 'HEAD'),
+    url: '/api/export/',
+    handler: async (request, reply) => reply.code(400).send(errorBody('incorrect_request_type', `${request.method} is not accepted here; use GET`)),
+  });
+
   function forward(route: PublicRoute) {
     return async (request: FastifyRequest, reply: FastifyReply) => {
       const target = route.methods.get(request.method)!;
-      if (apiKeys.size > 0 && route.path.startsWith('/api/')) {
-        const key = request.headers['api-key'];
-        if (typeof key !== 'string' || !apiKeys.has(key)) throw new DomainError('authorization_failed', 'a valid Api-Key header is required');
-      }
+      if (route.path.startsWith('/api/')) requireApiKey(request);
       // With HTTP Basic the caller is known before the body is read: nobody unauthenticated gets
       // to store a file. Credentials in a multipart body can only be checked after reading it.
       const basicUser = target.access === 'user' && /^Basic\s/i.test(request.headers.authorization ?? '') ? await authenticated(request, {}) : null;
@@ -133,11 +201,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
         if (target.access === 'user') {
           const user = basicUser ?? (await authenticated(request, body));
           userId = user.userId;
-          headers[internalHeaders.userId] = user.userId;
-          headers[internalHeaders.handle] = encodeURIComponent(user.handle);
-          headers[internalHeaders.email] = encodeURIComponent(user.email);
-          const after = await sessions.get(user.userId);
-          if (after.length > 0) headers[internalHeaders.after] = after.map((p) => `${p.topic}:${p.partition}:${p.offset}`).join(',');
+          Object.assign(headers, await userHeaders(user));
         }
         if (route.path === '/password_reset/' && request.method === 'POST') await guard.resetMail(typeof body.email === 'string' ? body.email : '', request.ip);
         const method = request.method === 'HEAD' ? 'GET' : request.method;

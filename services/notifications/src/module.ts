@@ -4,6 +4,7 @@ import { GroupDirectory, groupsProjections, People, peopleProjections } from '@c
 import { activityRoutes } from './activity/routes.ts';
 import { notificationsContext } from './context.ts';
 import { countsRoutes } from './counts/routes.ts';
+import { exportRoutes } from './export/routes.ts';
 import { notificationsProjection } from './read-model/projection.ts';
 
 /**
@@ -30,6 +31,7 @@ export function notificationsModule(): ServiceModule {
       const ctx = notificationsContext({ inbox: await deps.eventStore(NOTIFICATIONS_TOPIC), documents: store, people, groups, clock: deps.clock, timeZone: deps.timeZone, checkResponses: deps.checkResponses });
       activityRoutes(app, ctx);
       countsRoutes(app, ctx);
+      exportRoutes(app, ctx);
       runner.install(app, 'notifications', { checkResponses: deps.checkResponses });
       return { app, readModels: runner, close: () => runner.stop() };
     },

@@ -50,6 +50,8 @@ export const CASTIE_VIEWS = collectionSpec<CastieView>({
     { keys: { groupSlug: 1, createdAt: -1, _id: -1 } },
     { keys: { createdAt: -1, _id: -1 } },
     { keys: { creatorId: 1, createdAt: -1, _id: -1 } },
+    // The own-data export pages a creator's Casties by id.
+    { keys: { creatorId: 1, _id: 1 } },
   ],
 });
 

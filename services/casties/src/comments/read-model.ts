@@ -20,7 +20,7 @@ export interface CommentCountDoc extends Doc {
 export const COMMENTS = collectionSpec<CommentDoc>({
   name: 'castie_comments',
   arrays: ['reporters'],
-  indexes: [{ keys: { castieId: 1, deleted: 1, postedAt: -1, _id: -1 } }, { keys: { userId: 1, deleted: 1 } }],
+  indexes: [{ keys: { castieId: 1, deleted: 1, postedAt: -1, _id: -1 } }, { keys: { userId: 1, deleted: 1, _id: 1 } }],
 });
 export const COMMENT_COUNTS = collectionSpec<CommentCountDoc>({ name: 'castie_comment_counts' });
 

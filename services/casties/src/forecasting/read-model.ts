@@ -36,11 +36,12 @@ interface CounterDoc extends Doc {
 
 /**
  * Indexes: a Castie's forecasts by user (every forecast when the answer is scored, a frodad's
- * forecast on one Castie); a person's forecasts newest first (profile stats, group accuracy).
+ * forecast on one Castie); a person's forecasts newest first (profile stats, group accuracy), and
+ * by id (the own-data export's pages).
  */
 export const FORECASTS = collectionSpec<ForecastDoc>({
   name: 'castie_forecasts',
-  indexes: [{ keys: { castieId: 1, userId: 1 } }, { keys: { userId: 1, placedAt: -1, _id: -1 } }],
+  indexes: [{ keys: { castieId: 1, userId: 1 } }, { keys: { userId: 1, placedAt: -1, _id: -1 } }, { keys: { userId: 1, _id: 1 } }],
 });
 export const ROSTERS = collectionSpec<RosterDoc>({ name: 'castie_rosters' });
 export const FORECASTERS = collectionSpec<ForecasterDoc>({ name: 'castie_forecasters' });

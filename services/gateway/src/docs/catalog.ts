@@ -102,6 +102,7 @@ export const summaries: Record<string, string> = {
   passwordResetLinkPage: 'Password reset: the page of a reset link',
   passwordResetChoose: 'Password reset: choose the new password',
   getMedia: 'A stored picture (profile picture or group icon)',
+  ownDataExport: 'Export all of one’s own data (JSON, or a zip of CSV files)',
   healthz: 'Liveness: the process is up',
   readyz: 'Readiness: read models caught up and dependencies answer',
   metrics: 'Prometheus metrics',

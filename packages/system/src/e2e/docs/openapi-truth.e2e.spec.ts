@@ -317,6 +317,8 @@ describe('the OpenAPI document against a whole-system session', () => {
     await post('/api/login/', { last_seen_date: '2026-03-01', last_seen_time: '12:00:00' }, bob);
     await get('/api/notifications/?notification_type=castie-answered&notification_type=friend-request-accepted', bob);
     await get('/api/notifications/', bob);
+    await get('/api/export/', bob);
+    await get('/api/export/?format=csv', bob);
 
     // Account and preferences (dee).
     await get('/api/preferences/', dee);
@@ -378,6 +380,7 @@ describe('the OpenAPI document against a whole-system session', () => {
     await call({ method: 'GET', url: '/api/search/groups/?q=a&limit=0', user: ada });
     await call({ method: 'GET', url: '/api/search/people/?q=a&limit=0', user: ada });
     await call({ method: 'GET', url: '/api/notifications/?notification_type=nonsense', user: ada });
+    await call({ method: 'GET', url: '/api/export/?format=xml', user: ada });
     await call({ method: 'POST', url: '/api/groups/club/requests/nosuchperson/deny/', user: ada });
     await call({ method: 'POST', url: '/admin/groups/weather/access/ada/grant/', admin: true });
     await call({ method: 'POST', url: '/admin/groups/weather/access/ada/deny/', admin: true });
