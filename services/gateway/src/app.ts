@@ -205,7 +205,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
       const user = await authenticated(request, body);
       return { status: 200, ...(await tokens.issue(user)) };
     });
-    app.get(streamPath, async (request, reply) => {
+    app.route({ method: ['GET', 'HEAD'], url: streamPath, handler: openStream });
+    async function openStream(request: FastifyRequest, reply: FastifyReply) {
       requireApiKey(request);
       const token = (request.query as Record<string, unknown>).token;
       let user: AuthenticatedUser | null;
@@ -215,6 +216,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
         await guard.userRequest(user.userId);
       } else user = await authenticated(request, await readGetBody(request));
       live.admit(user.userId);
+      // HEAD answers as GET would, without the endless body.
+      if (request.method === 'HEAD') return reply.code(200).header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform').send();
       const lastEventId = request.headers['last-event-id'];
       reply.hijack();
       // Headers set by the hooks (CORS, request id) go out with the stream's own.
@@ -227,12 +230,13 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
         'x-accel-buffering': 'no',
       });
       live.open(user, reply.raw, typeof lastEventId === 'string' && lastEventId.length <= 64 ? lastEventId : null);
-    });
-    for (const [path, method] of [[streamPath, 'GET'], [tokenPath, 'POST']] as const) {
+      return reply;
+    }
+    for (const [path, methods] of [[streamPath, ['GET', 'HEAD']], [tokenPath, ['POST']]] as const) {
       app.route({
-        method: ALL_METHODS.filter((m) => m !== method),
+        method: ALL_METHODS.filter((m) => !(methods as readonly string[]).includes(m)),
         url: path,
-        handler: async (request, reply) => reply.code(400).send(errorBody('incorrect_request_type', `${request.method} is not accepted here; use ${method}`)),
+        handler: async (request, reply) => reply.code(400).send(errorBody('incorrect_request_type', `${request.method} is not accepted here; use ${methods[0]}`)),
       });
     }
   }

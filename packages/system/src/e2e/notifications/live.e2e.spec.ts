@@ -1,5 +1,6 @@
 import { buildGatewayApp, inProcessClient, type LiveStreams, type ServiceClient } from '@castie/gateway';
 import type { ServiceName } from '@castie/contracts';
+import type { Cache } from '@castie/platform';
 import { createLocalMediaStore } from '@castie/platform/embedded/local-media-store';
 import { createRedisCache } from '@castie/platform/redis/redis-cache';
 import { testRedis } from '@castie/platform/testing';
@@ -205,6 +206,19 @@ describe('live notification counts (SSE)', () => {
     expect((await sys.post('/api/notifications/stream-token/', {})).status).toBe(401);
   });
 
+  it('HEAD answers as GET does without the stream; another method is refused with incorrect_request_type', async () => {
+    const ann = await sys.signUp();
+    const head = await sys.request('HEAD', '/api/notifications/stream/', { user: ann });
+    expect(head.status).toBe(200);
+    expect(head.headers['content-type']).toMatch(/^text\/event-stream/);
+    expect(head.text).toBe('');
+    expect((await sys.request('HEAD', '/api/notifications/stream/')).status).toBe(401);
+    const post = await sys.post('/api/notifications/stream/', {}, ann);
+    expect(post.status).toBe(400);
+    expect(post.body.error_type).toBe('incorrect_request_type');
+    expect((await sys.get('/api/notifications/stream-token/', ann)).body.error_type).toBe('incorrect_request_type');
+  });
+
   it('a token expires with its lifetime', async () => {
     const short = await TestSystem.start({ env: { LIVE_TOKEN_SECONDS: '5' } });
     try {
@@ -292,8 +306,10 @@ describe.skipIf(!redis.url)(`live counts across gateways sharing Redis${redis.ur
   let shared: TestSystem;
   let second: FastifyInstance;
   let mediaDir: string;
+  let secondCache: Cache | null = null;
   afterAll(async () => {
     await second?.close();
+    await secondCache?.close();
     await shared?.close();
     if (mediaDir) await rm(mediaDir, { recursive: true, force: true });
   });
@@ -305,8 +321,7 @@ describe.skipIf(!redis.url)(`live counts across gateways sharing Redis${redis.ur
     mediaDir = await mkdtemp(join(tmpdir(), 'castie-live-'));
     const clients: Partial<Record<ServiceName, ServiceClient>> = {};
     for (const [name, built] of shared.system.services) clients[name] = inProcessClient(built.app);
-    second = await buildGatewayApp({ services: clients, media: createLocalMediaStore({ dir: mediaDir }), cache: createRedisCache({ url: redis.url!, keyPrefix: 'castie:' }), adminToken: 'second-gateway-admin-token' });
-    second.addHook('onClose', async () => undefined);
+    second = await buildGatewayApp({ services: clients, media: createLocalMediaStore({ dir: mediaDir }), cache: (secondCache = createRedisCache({ url: redis.url!, keyPrefix: 'castie:' })), adminToken: 'second-gateway-admin-token' });
     const url = await second.listen({ port: 0, host: '127.0.0.1' });
 
     const ann = await shared.signUp();
