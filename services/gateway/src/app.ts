@@ -207,8 +207,10 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     });
     app.route({ method: ['GET', 'HEAD'], url: streamPath, handler: openStream });
     async function openStream(request: FastifyRequest, reply: FastifyReply) {
-      requireApiKey(request);
       const token = (request.query as Record<string, unknown>).token;
+      // EventSource cannot send an Api-Key header either: the token stands for it, as it was
+      // issued to a request that carried one.
+      if (typeof token !== 'string') requireApiKey(request);
       let user: AuthenticatedUser | null;
       if (typeof token === 'string') {
         user = await tokens.userOf(token);

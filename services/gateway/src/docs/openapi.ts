@@ -177,7 +177,7 @@ function liveOperations(): Op[] {
   stream!.id = 'notificationStream';
   stream!.summary = summaries.notificationStream!;
   stream!.description = [
-    'Server-Sent Events. Credentials as on any request (HTTP Basic), or `?token=` from POST /api/notifications/stream-token/.',
+    'Server-Sent Events. Credentials as on any request (HTTP Basic), or `?token=` from POST /api/notifications/stream-token/ (then no Api-Key either: EventSource cannot send headers, and the token was issued to a request that carried one).',
     'Each `counts` event carries, as JSON in `data`, the counts GET /api/initialize/ answers at that moment (`number_notifications`, `needs_answer`, `number_needing_answer`, without `status`): at once on connecting, then whenever they change for the user (a friend request, an acceptance, a forecast on their Castie, an answer, a new Castie in a followed group, group access granted, a Castie of theirs reaching its end time, opening the Activity section).',
     'Its `id` names the counts (`<number_notifications>.<number_needing_answer>`): a client reconnecting with `Last-Event-ID` gets the current counts at once unless they are the ones it holds. A `: heartbeat` comment comes every LIVE_HEARTBEAT_MS (default 15 s); a client that reads nothing for that long is dropped. `retry: 3000` asks clients to wait 3 s before reconnecting.',
     'At most LIVE_STREAMS_PER_USER (default 5) open streams per user and LIVE_STREAMS_TOTAL (default 10,000) per gateway: one more answers 429.',

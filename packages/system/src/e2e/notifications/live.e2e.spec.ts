@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, TestSystem, type TestUser } from '../../testing/harness.ts';
+import { addressOf, basic, newUser, TestSystem, type TestUser } from '../../testing/harness.ts';
 import { SseClient } from '../../testing/sse.ts';
 
 /*
@@ -219,12 +219,22 @@ describe('live notification counts (SSE)', () => {
     expect((await sys.get('/api/notifications/stream-token/', ann)).body.error_type).toBe('incorrect_request_type');
   });
 
-  it('a token expires with its lifetime', async () => {
-    const short = await TestSystem.start({ env: { LIVE_TOKEN_SECONDS: '5' } });
+  it('a token stands for the Api-Key a browser cannot send, and expires with its lifetime', async () => {
+    const short = await TestSystem.start({ env: { LIVE_TOKEN_SECONDS: '5', API_KEYS: 'the-app-key' } });
     try {
       const url = await short.system.gateway.listen({ port: 0, host: '127.0.0.1' });
-      const ann = await short.signUp();
-      const token = (await short.post('/api/notifications/stream-token/', {}, ann)).body.token as string;
+      const key = { 'api-key': 'the-app-key' };
+      const ann = newUser('keyed');
+      const from = addressOf(ann.email);
+      for (const [step, fields] of [
+        ['email', { email: ann.email }],
+        ['password', { email: ann.email, password: ann.password }],
+        ['handle', { email: ann.email, handle: ann.handle, first_name: ann.firstName, last_name: ann.lastName }],
+        ['picture', { email: ann.email, handle: ann.handle }],
+      ] as const) expect((await short.request('POST', `/api/signup/${step}/`, { form: fields, headers: key, from })).status).toBe(200);
+      expect((await short.request('POST', '/api/notifications/stream-token/', { user: ann })).status).toBe(401);
+      const token = (await short.request('POST', '/api/notifications/stream-token/', { user: ann, headers: key })).body.token as string;
+      expect((await SseClient.open(`${url}/api/notifications/stream/`, { authorization: basic(ann) })).status).toBe(401);
       const ok = await SseClient.open(`${url}/api/notifications/stream/?token=${token}`);
       expect(ok.status).toBe(200);
       ok.close();
