@@ -201,8 +201,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     const tokenPath = notificationsLiveApi.streamToken.paths[0]!;
     app.post(tokenPath, async (request) => {
       requireApiKey(request);
-      const body = request.body && typeof request.body === 'object' ? { ...(request.body as Record<string, unknown>) } : {};
-      const user = await authenticated(request, body);
+      const user = await authenticated(request, (await bodyOf(request, [])).fields);
       return { status: 200, ...(await tokens.issue(user)) };
     });
     app.route({ method: ['GET', 'HEAD'], url: streamPath, handler: openStream });
@@ -222,9 +221,10 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
       if (request.method === 'HEAD') return reply.code(200).header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform').send();
       const lastEventId = request.headers['last-event-id'];
       reply.hijack();
-      // Headers set by the hooks (CORS, request id) go out with the stream's own.
+      // Headers set by the hooks (CORS) go out with the stream's own; onSend hooks do not run.
       reply.raw.writeHead(200, {
         ...(reply.getHeaders() as Record<string, string>),
+        'x-request-id': request.id,
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache, no-transform',
         connection: 'keep-alive',

@@ -71,6 +71,7 @@ describe('live notification counts (SSE)', () => {
       expect(stream.status).toBe(200);
       expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
       expect(stream.headers['cache-control']).toMatch(/no-cache/);
+      expect(stream.headers['x-request-id']).toMatch(/.+/);
       expect(await nextCounts(stream, ann, 0)).toEqual({ number_notifications: 0, needs_answer: false, number_needing_answer: 0 });
       await sleep(HEARTBEAT_MS * 2.5);
       expect(stream.comments).toBeGreaterThanOrEqual(2);
@@ -182,7 +183,8 @@ describe('live notification counts (SSE)', () => {
 
   it('opens with a short-lived token instead of credentials; a forged, unknown or expired token is refused with 401', async () => {
     const ann = await sys.signUp();
-    const issued = await sys.post('/api/notifications/stream-token/', {}, ann);
+    // Credentials in the body work as on any POST.
+    const issued = await sys.post('/api/notifications/stream-token/', { username: ann.email, password: ann.password });
     expect(issued.status).toBe(200);
     expect(issued.body).toMatchObject({ status: 200, expires_in: 60 });
     const token = issued.body.token as string;
