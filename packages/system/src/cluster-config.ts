@@ -1,6 +1,6 @@
 import { serviceNames, type ServiceName } from '@castie/contracts';
 import { z } from 'zod';
-import { corsOriginsSchema } from './config.ts';
+import { corsOriginsSchema, liveConfigShape } from './config.ts';
 import { ConfigurationError, problemsOf, shutdownGraceMs, timeZoneName } from './lifecycle.ts';
 
 /** What one cluster process runs: one service, or the gateway. */
@@ -58,6 +58,7 @@ export const ClusterEnvSchema = z.object({
   USER_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().default(1200),
   /** /readyz answers 503 while a read model is more than this many records behind the log. */
   READY_MAX_LAG_EVENTS: z.coerce.number().int().min(0).default(1000),
+  ...liveConfigShape,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   IDENTITY_URL: optionalUrl,
   GROUPS_URL: optionalUrl,

@@ -9,6 +9,7 @@ import { createMongoEventStore } from '@castie/platform/mongo/mongo-event-store'
 import { createRedisCache } from '@castie/platform/redis/redis-cache';
 import pino from 'pino';
 import { readClusterConfig, type ClusterConfig } from './cluster-config.ts';
+import { liveLimitsOf } from './config.ts';
 import { runProcess } from './lifecycle.ts';
 import { processOperations } from './operations.ts';
 import { allServices } from './services.ts';
@@ -130,6 +131,7 @@ async function startGateway(c: ClusterConfig): Promise<Running> {
     abuseLimits: { requestsPerUserPerMinute: c.USER_REQUESTS_PER_MINUTE },
     ...(c.TRUST_PROXY ? { trustProxy: c.TRUST_PROXY } : {}),
     corsOrigins: c.CORS_ORIGINS,
+    liveLimits: liveLimitsOf(c),
   });
   processOperations({ maxLagEvents: c.READY_MAX_LAG_EVENTS }).installGateway(gateway, cache);
   return {

@@ -30,6 +30,26 @@ export const corsOriginsSchema = list.superRefine((origins, ctx) => {
   }
 });
 
+/** Limits of live notification streams (README "Live updates"), the same in both profiles. */
+export const liveConfigShape = {
+  /** Open notification streams one user may hold on one gateway; one more answers 429. */
+  LIVE_STREAMS_PER_USER: z.coerce.number().int().positive().default(5),
+  /** Open notification streams one gateway holds in all; one more answers 429. */
+  LIVE_STREAMS_TOTAL: z.coerce.number().int().positive().default(10_000),
+  /** Milliseconds between heartbeat comments on a stream (a client stalled that long is dropped). */
+  LIVE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  /** Seconds a stream token opens streams for. */
+  LIVE_TOKEN_SECONDS: z.coerce.number().int().min(5).max(3600).default(60),
+};
+
+/** The gateway's live limits from a parsed configuration. */
+export const liveLimitsOf = (c: { LIVE_STREAMS_PER_USER: number; LIVE_STREAMS_TOTAL: number; LIVE_HEARTBEAT_MS: number; LIVE_TOKEN_SECONDS: number }) => ({
+  perUser: c.LIVE_STREAMS_PER_USER,
+  total: c.LIVE_STREAMS_TOTAL,
+  heartbeatMs: c.LIVE_HEARTBEAT_MS,
+  tokenSeconds: c.LIVE_TOKEN_SECONDS,
+});
+
 /**
  * Configuration of the embedded profile, from environment variables only (12-factor), checked
  * once at boot. Everything has a default that works on a laptop.
@@ -57,6 +77,7 @@ export const EmbeddedConfigSchema = z.object({
   USER_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().default(1200),
   /** /readyz answers 503 while a read model is more than this many records behind the log. */
   READY_MAX_LAG_EVENTS: z.coerce.number().int().min(0).default(1000),
+  ...liveConfigShape,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The service's time zone: end dates and times of Casties are read in it. */
   TZ_NAME: timeZoneName,

@@ -12,7 +12,7 @@ import { createRedisCache } from '@castie/platform/redis/redis-cache';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { EmbeddedConfig } from './config.ts';
+import { liveLimitsOf, type EmbeddedConfig } from './config.ts';
 import { processOperations } from './operations.ts';
 import { allServices } from './services.ts';
 
@@ -125,6 +125,7 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
     abuseLimits: { requestsPerUserPerMinute: config.USER_REQUESTS_PER_MINUTE },
     ...(config.TRUST_PROXY ? { trustProxy: config.TRUST_PROXY } : {}),
     corsOrigins: config.CORS_ORIGINS,
+    liveLimits: liveLimitsOf(config),
     ...(logger ? { logger } : {}),
   });
   operations.installGateway(gateway, cache);

@@ -1,4 +1,4 @@
-import { DomainError, internalHeaders, messages, OwnDataExportQuerySchema, type ServiceName } from '@castie/contracts';
+import { DomainError, internalHeaders, messages, NotificationCountsSchema, notificationsLiveApi, OwnDataExportQuerySchema, type AuthenticatedUser, type ServiceName } from '@castie/contracts';
 import { clientErrors, errorBody, frameworkErrors, installErrorHandler, installJsonParser, parsePositions, refuseDotSegments, requestIdOf, type Cache, type ManualClock, type MediaStore } from '@castie/platform';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
@@ -13,6 +13,8 @@ import { csvZip, ExportSlots, jsonDocument, readSmallSections, ServiceAnswered, 
 import { compression } from './http/compression.ts';
 import { corsForOrigins } from './http/cors.ts';
 import { requestIds, withRequestId } from './http/request-ids.ts';
+import { defaultLiveLimits, LiveStreams, type LiveLimits } from './live/live-streams.ts';
+import { StreamTokens } from './live/stream-tokens.ts';
 import { mediaRoutes } from './media/routes.ts';
 import { publicRoutes, type PublicRoute } from './routing/routes.ts';
 import type { ServiceClient } from './routing/service-client.ts';
@@ -40,6 +42,8 @@ export interface GatewayDeps {
   trustProxy?: boolean | string;
   /** Origins of browser clients allowed to call (CORS_ORIGINS); none: no cross-origin access. */
   corsOrigins?: readonly string[];
+  /** Limits of live notification streams (defaults: defaultLiveLimits). */
+  liveLimits?: Partial<LiveLimits>;
 }
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'] as const;
@@ -75,6 +79,13 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   const sessions = new SessionPositions(deps.cache);
   const guard = new AbuseGuard(deps.cache, { ...defaultAbuseLimits, ...deps.abuseLimits });
   const apiKeys = new Set(deps.apiKeys ?? []);
+  const liveLimits = { ...defaultLiveLimits, ...deps.liveLimits };
+  const tokens = new StreamTokens(deps.cache, liveLimits.tokenSeconds);
+  const live = new LiveStreams({ cache: deps.cache, counts: (user) => countsOf(user), limits: liveLimits, logger: app.log });
+  await live.start();
+  // Open streams end first: the server's close waits for every response, and a stream never ends by itself.
+  app.addHook('preClose', async () => live.close());
+  app.decorate('liveStreams', live);
 
   app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('not_found', `no such endpoint: ${request.method} ${request.url.split('?')[0]}`)));
 
@@ -225,6 +236,65 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     };
   }
 
+  /** The counts `GET /api/initialize/` answers the user now (after their own last writes). */
+  async function countsOf(user: AuthenticatedUser) {
+    const headers = { 'x-request-id': `live-${user.userId}`, ...(await userHeaders(user)) };
+    const res = await serviceOf('notifications').request({ method: 'GET', url: '/api/initialize/', headers });
+    if (res.statusCode !== 200) throw new Error(`initialize answered ${res.statusCode}`);
+    return NotificationCountsSchema.parse(JSON.parse(res.body.toString('utf8')));
+  }
+
+  /**
+   * Live notification counts over Server-Sent Events, served here (see LiveStreams for why), and
+   * the short-lived tokens browsers open them with.
+   */
+  function liveRoutes(): void {
+    const streamPath = notificationsLiveApi.stream.paths[0]!;
+    const tokenPath = notificationsLiveApi.streamToken.paths[0]!;
+    app.post(tokenPath, async (request) => {
+      requireApiKey(request);
+      const user = await authenticated(request, (await bodyOf(request, [])).fields);
+      return { status: 200, ...(await tokens.issue(user)) };
+    });
+    app.route({ method: ['GET', 'HEAD'], url: streamPath, handler: openStream });
+    async function openStream(request: FastifyRequest, reply: FastifyReply) {
+      const token = (request.query as Record<string, unknown>).token;
+      // EventSource cannot send an Api-Key header either: the token stands for it, as it was
+      // issued to a request that carried one.
+      if (typeof token !== 'string') requireApiKey(request);
+      let user: AuthenticatedUser | null;
+      if (typeof token === 'string') {
+        user = await tokens.userOf(token);
+        if (!user) throw new DomainError('authentication_failed', 'the stream token is unknown or has expired: ask POST /api/notifications/stream-token/ for a new one');
+        await guard.userRequest(user.userId);
+      } else user = await authenticated(request, await readGetBody(request));
+      live.admit(user.userId);
+      // HEAD answers as GET would, without the endless body.
+      if (request.method === 'HEAD') return reply.code(200).header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform').send();
+      const lastEventId = request.headers['last-event-id'];
+      reply.hijack();
+      // Headers set by the hooks (CORS) go out with the stream's own; onSend hooks do not run.
+      reply.raw.writeHead(200, {
+        ...(reply.getHeaders() as Record<string, string>),
+        'x-request-id': request.id,
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        // Proxies (nginx ingress) must pass events on at once, not buffer them.
+        'x-accel-buffering': 'no',
+      });
+      live.open(user, reply.raw, typeof lastEventId === 'string' && lastEventId.length <= 64 ? lastEventId : null);
+      return reply;
+    }
+    for (const [path, methods] of [[streamPath, ['GET', 'HEAD']], [tokenPath, ['POST']]] as const) {
+      app.route({
+        method: ALL_METHODS.filter((m) => !(methods as readonly string[]).includes(m)),
+        url: path,
+        handler: async (request, reply) => reply.code(400).send(errorBody('incorrect_request_type', `${request.method} is not accepted here; use ${methods[0]}`)),
+      });
+    }
+  }
+
   for (const route of publicRoutes()) {
     const methods = [...route.methods.keys()] as (typeof ALL_METHODS)[number][];
     // HEAD works wherever GET does: the same answer without its body.
@@ -239,6 +309,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     });
   }
 
+  liveRoutes();
   mediaRoutes(app, deps.media);
   const openApi = openApiDocument();
   app.route({ method: ['GET', 'HEAD'], url: '/docs/openapi.json', handler: async () => openApi });

@@ -5,7 +5,11 @@ import { activityRoutes } from './activity/routes.ts';
 import { notificationsContext } from './context.ts';
 import { countsRoutes } from './counts/routes.ts';
 import { exportRoutes } from './export/routes.ts';
+import { LiveChanges } from './live/changes.ts';
 import { notificationsProjection } from './read-model/projection.ts';
+
+/** How often Casties that reached their end time are looked for (their creators' live counts change). */
+const LIVE_TICK_MS = 1000;
 
 /**
  * The notifications service: it turns the other services' events into each user's
@@ -18,6 +22,7 @@ export function notificationsModule(): ServiceModule {
       const store = deps.documents;
       const people = new People(store, deps.timeZone);
       const groups = new GroupDirectory(store, people);
+      const live = new LiveChanges({ cache: deps.cache, store, people, groups, clock: deps.clock, ...(deps.logger ? { logger: deps.logger } : {}) });
       const runner = await ManagedReadModels.start({
         group: 'notifications-read',
         log: deps.log,
@@ -25,6 +30,7 @@ export function notificationsModule(): ServiceModule {
         catalogs: [identityEvents, groupEvents, castieEvents, socialEvents, notificationEvents],
         projections: [...peopleProjections(store), ...groupsProjections(store), notificationsProjection(store)],
         observer: deps.metrics,
+        committed: live.committed,
         ...(deps.logger ? { logger: deps.logger } : {}),
       });
       const app = createServiceApp({ name: 'notifications', readModels: runner, ...(deps.logger ? { logger: deps.logger } : {}) });
@@ -33,7 +39,15 @@ export function notificationsModule(): ServiceModule {
       countsRoutes(app, ctx);
       exportRoutes(app, ctx);
       runner.install(app, 'notifications', { checkResponses: deps.checkResponses });
-      return { app, readModels: runner, close: () => runner.stop() };
+      live.startTicker(LIVE_TICK_MS);
+      return {
+        app,
+        readModels: runner,
+        close: async () => {
+          await runner.stop();
+          await live.stop();
+        },
+      };
     },
   };
 }

@@ -61,3 +61,43 @@ export const notificationsApi = {
     response: ok({ profile_handle: z.string(), ...counts }),
   }),
 } as const;
+
+/** The counts of `GET /api/initialize/`: what a live stream sends in each `counts` event. */
+export const NotificationCountsSchema = z.object(counts).meta({ id: 'NotificationCounts' });
+export type NotificationCounts = z.infer<typeof NotificationCountsSchema>;
+
+/**
+ * Live updates (Server-Sent Events). The gateway serves both itself, as it holds the connections
+ * and the credentials: the stream's counts come from the notifications service's `initialize`.
+ * They are outside the forwarding table (`api`) for that reason.
+ */
+export const notificationsLiveApi = {
+  streamToken: endpoint({
+    method: 'POST',
+    paths: ['/api/notifications/stream-token/'],
+    service: 'notifications',
+    access: 'user',
+    response: ok({
+      token: z.string().meta({ description: 'pass as `?token=` to GET /api/notifications/stream/ (browsers’ EventSource cannot send headers)' }),
+      expires_in: z.number().int().positive().meta({ description: 'seconds the token opens streams for' }),
+    }),
+  }),
+  stream: endpoint({
+    method: 'GET',
+    paths: ['/api/notifications/stream/'],
+    service: 'notifications',
+    access: 'user',
+    query: z.object({ token: z.string().max(512).optional().meta({ description: 'a stream token instead of credentials' }) }),
+    response: NotificationCountsSchema,
+  }),
+} as const;
+
+/** The cache pub/sub channel on which the notifications service says whose counts may have changed. */
+export const LIVE_CHANGES_CHANNEL = 'notifications:changed';
+/**
+ * One message on it, published once the notifications read model committed the change, so counts
+ * read after it include it. `users` null: anyone's counts may have changed (an account deleted, a
+ * large batch), every open stream checks.
+ */
+export const LiveChangeSchema = z.object({ users: z.array(z.string()).nullable() });
+export type LiveChange = z.infer<typeof LiveChangeSchema>;

@@ -15,6 +15,7 @@ interface Entry {
 export function createMemoryCache(options: { sweepIntervalMs?: number; now?: () => number } = {}): Cache {
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
+  const channels = new Map<string, Set<(message: string) => void>>();
   const sweep = setInterval(() => {
     const t = now();
     for (const [key, entry] of entries) if (entry.expiresAt <= t) entries.delete(key);
@@ -58,9 +59,30 @@ export function createMemoryCache(options: { sweepIntervalMs?: number; now?: () 
       const left = entry.expiresAt - now();
       return left > 0 ? left : null;
     },
+    async publish(channel, message) {
+      // A copy: a subscriber that unsubscribes while called does not skip the next one.
+      for (const listener of [...(channels.get(channel) ?? [])]) {
+        try {
+          listener(message);
+        } catch {
+          // One broken subscriber does not keep the message from the others.
+        }
+      }
+    },
+    async subscribe(channel, onMessage) {
+      // A wrapper per subscription: the same function subscribed twice is two subscriptions.
+      const listener = (message: string) => onMessage(message);
+      const set = channels.get(channel) ?? channels.set(channel, new Set()).get(channel)!;
+      set.add(listener);
+      return async () => {
+        set.delete(listener);
+        if (set.size === 0 && channels.get(channel) === set) channels.delete(channel);
+      };
+    },
     async close() {
       clearInterval(sweep);
       entries.clear();
+      channels.clear();
     },
   };
 }

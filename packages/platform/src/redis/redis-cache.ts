@@ -12,6 +12,27 @@ const INCREMENT = "local n = redis.call('INCR', KEYS[1]); if n == 1 then redis.c
 export function createRedisCache({ url, keyPrefix = '', onError }: { url: string; keyPrefix?: string; onError?: (error: Error) => void }): Cache {
   const redis = new Redis(url, { keyPrefix, maxRetriesPerRequest: 3 });
   if (onError) redis.on('error', onError);
+  // A connection in subscriber mode cannot run commands: subscriptions get their own, opened on
+  // the first one. Channels take the key prefix too (ioredis prefixes keys only), so deployments
+  // and tests sharing a server do not hear each other.
+  let subscriber: Redis | null = null;
+  const listeners = new Map<string, Set<(message: string) => void>>();
+  const connectSubscriber = (): Redis => {
+    if (subscriber) return subscriber;
+    const sub = redis.duplicate({ keyPrefix: '' });
+    if (onError) sub.on('error', onError);
+    sub.on('message', (channel: string, message: string) => {
+      for (const listener of [...(listeners.get(channel) ?? [])]) {
+        try {
+          listener(message);
+        } catch {
+          // One broken subscriber does not keep the message from the others.
+        }
+      }
+    });
+    subscriber = sub;
+    return sub;
+  };
   return {
     async get(key) {
       return redis.get(key);
@@ -33,7 +54,30 @@ export function createRedisCache({ url, keyPrefix = '', onError }: { url: string
       const left = await redis.pttl(key);
       return left > 0 ? left : null;
     },
+    async publish(channel, message) {
+      await redis.publish(keyPrefix + channel, message);
+    },
+    async subscribe(channel, onMessage) {
+      const name = keyPrefix + channel;
+      const listener = (message: string) => onMessage(message);
+      let set = listeners.get(name);
+      if (!set) {
+        set = new Set();
+        listeners.set(name, set);
+        set.add(listener);
+        await connectSubscriber().subscribe(name);
+      } else set.add(listener);
+      const mine = set;
+      return async () => {
+        mine.delete(listener);
+        if (mine.size === 0 && listeners.get(name) === mine) {
+          listeners.delete(name);
+          await subscriber?.unsubscribe(name);
+        }
+      };
+    },
     async close() {
+      if (subscriber) await subscriber.quit().catch(() => subscriber?.disconnect());
       // QUIT lets pending replies arrive; on a dead connection just drop it.
       await redis.quit().catch(() => redis.disconnect());
     },

@@ -72,6 +72,29 @@ async function deadLetters(group: string): Promise<{ reason: string; offset: num
 }
 
 describe('projection runner', () => {
+  it('tells `committed` of each batch once it is committed, with the events it applied (not those that broke their contract)', async () => {
+    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 1 }) }, { key: 'tally-1', value: 'not json' }, { key: 'tally-1', value: envelope({ n: 2 }) }]);
+    const store = openStore();
+    const told: { ns: number[]; sumThen: number | undefined }[] = [];
+    const pending: Promise<void>[] = [];
+    const runner = await startProjections({
+      group: 'tally-read',
+      log,
+      store,
+      catalogs: [catalog],
+      projections: [tally(store)],
+      // What a reader sees at that moment: the batch is in the read model already.
+      committed: (events) => void pending.push(sumOf(store).then((sumThen) => void told.push({ ns: events.map((e) => (e.event.data as { n: number }).n), sumThen }))),
+    });
+    await runner.caughtUp();
+    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 4 }) }]);
+    await runner.waitFor([{ topic: 'tallies', partition: 0, offset: 3 }]);
+    await Promise.all(pending);
+    expect(told.flatMap((t) => t.ns)).toEqual([1, 2, 4]);
+    expect(told.at(-1)!.sumThen).toBe(7);
+    await runner.stop();
+  });
+
   it('sends an event that breaks its contract to the dead-letter topic and goes on', async () => {
     await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 1 }) }, { key: 'tally-1', value: envelope({ n: 'two' }) }, { key: 'tally-1', value: 'not json' }, { key: 'tally-1', value: envelope({ n: 3 }) }]);
     const store = openStore();

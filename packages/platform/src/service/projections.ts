@@ -90,6 +90,19 @@ export interface ProjectionRunnerOptions {
   /** Rebuild every projection from the start of the log, whatever its stored version (an operator's rebuild). */
   rebuildAll?: boolean;
   observer?: ProjectionObserver;
+  /**
+   * Told of the events of each batch once it is committed: whatever it does next (e.g. telling
+   * live streams that counts changed) sees the read models with them. Called synchronously and
+   * not awaited, so it never slows the projections: it starts its own work and handles its errors.
+   */
+  committed?: (events: readonly AppliedEvent[]) => void;
+}
+
+/** An event a batch applied, as `committed` is told of it. */
+export interface AppliedEvent {
+  event: DomainEvent;
+  envelope: EventEnvelope;
+  record: LogRecord;
 }
 
 /** How far a projection has applied one topic partition (the checkpoint commits with its changes). */
@@ -195,7 +208,9 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     const last = records[records.length - 1]!.offset;
     const readers = projections.filter((p) => p.topics.includes(first.topic) && (applied.get(p.name)!.get(key) ?? -1) < last);
     if (readers.length === 0) return;
+    const done: AppliedEvent[] = [];
     await store.transaction(async () => {
+      done.length = 0;
       for (const record of records) {
         const due = readers.filter((p) => (applied.get(p.name)!.get(key) ?? -1) < record.offset);
         if (due.length === 0) continue;
@@ -205,12 +220,14 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
           continue;
         }
         for (const p of due) await applyOne(p, parsed.event, parsed.envelope, record);
+        if (options.committed) done.push({ ...parsed, record });
       }
       for (const p of readers) await checkpoints.replaceOne({ _id: checkpointId(p.name, key) }, { _id: checkpointId(p.name, key), projection: p.name, offset: last }, { upsert: true });
     });
     // Only once committed: what readers see and what the next batch skips.
     for (const p of readers) applied.get(p.name)!.set(key, last);
     progress.add(records.length);
+    if (options.committed && done.length > 0) options.committed(done);
   }
 
   /** Where the log must be read from for a topic partition: the earliest any of its projections needs. */

@@ -60,6 +60,8 @@ export const summaries: Record<string, string> = {
   profileGroups: 'Groups a profile follows',
   listNotifications: 'List notifications (marks them read)',
   initialize: 'Counts of new notifications and Casties needing an answer',
+  notificationStream: 'Live notification counts (Server-Sent Events)',
+  notificationStreamToken: 'A short-lived token that opens live notification streams',
   login: 'Record a sign-in and count notifications since a moment',
   addFrodad: 'Send a frodad (friend) request',
   listFrodadRequests: 'List received and sent frodad requests',

@@ -8,6 +8,7 @@ import {
   groupsAdminApi,
   HealthSchema,
   identityAdminApi,
+  notificationsLiveApi,
   PasswordResetEmailFormSchema,
   PasswordResetFormSchema,
   PasswordResetTokenParams,
@@ -168,6 +169,30 @@ function fromEndpoint(e: Endpoint, key: string, service: string, admin: boolean)
 const html = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' as const } } } });
 const htmlError = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' as const } } } });
 
+/** Live notification counts: served by the gateway itself (LiveStreams), documented from their contracts. */
+function liveOperations(): Op[] {
+  const [token] = fromEndpoint(notificationsLiveApi.streamToken as unknown as Endpoint, 'streamToken', 'notifications', false);
+  const [stream] = fromEndpoint(notificationsLiveApi.stream as unknown as Endpoint, 'stream', 'notifications', false);
+  token!.id = 'notificationStreamToken';
+  token!.summary = summaries.notificationStreamToken!;
+  token!.description = 'For browsers, whose EventSource cannot send an Authorization header. The token opens streams (any number, within the limits) until it expires (`expires_in`, LIVE_TOKEN_SECONDS, default 60); a stream it opened stays open after that. Only a hash of it is kept.';
+  stream!.id = 'notificationStream';
+  stream!.summary = summaries.notificationStream!;
+  stream!.description = [
+    'Server-Sent Events. Credentials as on any request (HTTP Basic), or `?token=` from POST /api/notifications/stream-token/ (then no Api-Key either: EventSource cannot send headers, and the token was issued to a request that carried one).',
+    'Each `counts` event carries, as JSON in `data`, the counts GET /api/initialize/ answers at that moment (`number_notifications`, `needs_answer`, `number_needing_answer`, without `status`): at once on connecting, then whenever they change for the user (a friend request, an acceptance, a forecast on their Castie, an answer, a new Castie in a followed group, group access granted, a Castie of theirs reaching its end time, opening the Activity section).',
+    'Its `id` names the counts (`<number_notifications>.<number_needing_answer>`): a client reconnecting with `Last-Event-ID` gets the current counts at once unless they are the ones it holds. A `: heartbeat` comment comes every LIVE_HEARTBEAT_MS (default 15 s); a client that reads nothing for that long is dropped. `retry: 3000` asks clients to wait 3 s before reconnecting.',
+    'At most LIVE_STREAMS_PER_USER (default 5) open streams per user and LIVE_STREAMS_TOTAL (default 10,000) per gateway: one more answers 429.',
+  ].join('\n\n');
+  stream!.ok = {
+    description: 'an endless event stream: `id: 1.0`, `event: counts`, `data: {"number_notifications":1,"needs_answer":false,"number_needing_answer":0}`, and `: heartbeat` comments',
+    content: { 'text/event-stream': { schema: { type: 'string' } } },
+  };
+  // An unusable token is a credential failure (401), never a malformed request.
+  stream!.statuses = stream!.statuses.filter((s) => s !== 400);
+  return [token!, stream!];
+}
+
 /** Routes the gateway serves outside the endpoint table. */
 function otherOperations(): Op[] {
   const page = (id: string, method: Op['method'], path: string, extra: Partial<Op>): Op => ({ id, method, path, tag: 'pages', summary: summaries[id]!, access: 'public', ok: html('the page'), statuses: [], ...extra });
@@ -268,6 +293,7 @@ export function documentedOperations(): Op[] {
       ops.push(op!);
     }
   }
+  ops.push(...liveOperations());
   ops.push(...otherOperations());
   return ops;
 }

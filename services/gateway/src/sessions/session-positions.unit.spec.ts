@@ -18,6 +18,8 @@ describe('session positions', () => {
       del: (k) => inner.del(k),
       increment: (k, ttl) => inner.increment(k, ttl),
       ttl: (k) => inner.ttl(k),
+      publish: (c, m) => inner.publish(c, m),
+      subscribe: (c, f) => inner.subscribe(c, f),
       close: () => inner.close(),
     };
     const sessions = new SessionPositions(slow);

@@ -54,8 +54,11 @@ export interface InboxDoc extends Doc {
 
 /** Indexes: a user's notifications newest first. */
 export const NOTIFICATIONS = collectionSpec<NotificationDoc>({ name: 'notifications', indexes: [{ keys: { userId: 1, createdAt: -1 } }] });
-/** Indexes: a creator's Casties newest first (and those waiting for an answer); a group's new Casties. */
-export const CASTIE_INFO = collectionSpec<CastieInfoDoc>({ name: 'notification_casties', indexes: [{ keys: { creatorId: 1, createdAt: -1 } }, { keys: { groupSlug: 1, createdAt: -1 } }] });
+/**
+ * Indexes: a creator's Casties newest first (and those waiting for an answer); a group's new
+ * Casties; Casties by end time (live streams learn which ended since the last look).
+ */
+export const CASTIE_INFO = collectionSpec<CastieInfoDoc>({ name: 'notification_casties', indexes: [{ keys: { creatorId: 1, createdAt: -1 } }, { keys: { groupSlug: 1, createdAt: -1 } }, { keys: { endsAt: 1 } }] });
 export const INBOXES = collectionSpec<InboxDoc>({ name: 'inboxes' });
 /** Indexes: forecasts on a Castie by time; a person's forecasts and comments by time. */
 export const ACTIVITY = collectionSpec<ActivityDoc>({ name: 'notification_activity', indexes: [{ keys: { castieId: 1, at: -1 } }, { keys: { actorId: 1, at: -1 } }] });

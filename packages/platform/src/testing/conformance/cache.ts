@@ -119,5 +119,57 @@ export function describeCache(name: string, makeCache: () => Cache | Promise<Cac
       await sleep(300);
       expect(await cache.increment(key('w'), 400)).toBe(1);
     });
+
+    it('delivers a published message to every subscriber of its channel, in order, and to no other channel', async () => {
+      const channel = `${prefix}ch`;
+      const a: string[] = [];
+      const b: string[] = [];
+      const other: string[] = [];
+      await cache.subscribe(channel, (m) => a.push(m));
+      await cache.subscribe(channel, (m) => b.push(m));
+      await cache.subscribe(`${prefix}other`, (m) => other.push(m));
+      for (const m of ['one', 'two', 'Tromsø ✓']) await cache.publish(channel, m);
+      await eventuallyEqual(() => [a, b], [['one', 'two', 'Tromsø ✓'], ['one', 'two', 'Tromsø ✓']]);
+      expect(other).toEqual([]);
+    });
+
+    it('stops delivering to a subscription once it ends, and keeps the others', async () => {
+      const channel = `${prefix}ch`;
+      const a: string[] = [];
+      const b: string[] = [];
+      const stopA = await cache.subscribe(channel, (m) => a.push(m));
+      await cache.subscribe(channel, (m) => b.push(m));
+      await cache.publish(channel, 'first');
+      await eventuallyEqual(() => [a, b], [['first'], ['first']]);
+      await stopA();
+      await cache.publish(channel, 'second');
+      await eventuallyEqual(() => b, ['first', 'second']);
+      await sleep(50);
+      expect(a).toEqual(['first']);
+    });
+
+    it('publishing with nobody subscribed is not an error, and is not kept for later subscribers', async () => {
+      const channel = `${prefix}ch`;
+      await cache.publish(channel, 'lost');
+      const got: string[] = [];
+      await cache.subscribe(channel, (m) => got.push(m));
+      await cache.publish(channel, 'seen');
+      await eventuallyEqual(() => got, ['seen']);
+    });
+
   });
+}
+
+/** Pub/sub delivers asynchronously on a server: wait (bounded) for what is expected. */
+async function eventuallyEqual(read: () => unknown, expected: unknown, timeoutMs = 2000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      expect(read()).toEqual(expected);
+      return;
+    } catch {
+      await sleep(10);
+    }
+  }
+  expect(read()).toEqual(expected);
 }

@@ -4,7 +4,9 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NotificationCountsSchema } from '@castie/contracts';
 import { basic, form, multipart, PNG, TestSystem, type TestResponse } from '../../testing/harness.ts';
+import { SseClient } from '../../testing/sse.ts';
 
 /*
  * Holds the OpenAPI document to the truth: one whole-system session (Api-Key configured, manual
@@ -170,6 +172,32 @@ async function call(c: Call): Promise<TestResponse> {
   return res;
 }
 
+let socketBase: string | null = null;
+/**
+ * A live stream, on a real socket (inject would wait for an end that never comes): its status and
+ * media type must be documented, and its first event's data the counts of GET /api/initialize/.
+ */
+async function stream(url: string, user?: Pick<User, 'email' | 'password'>): Promise<void> {
+  socketBase ??= await sys.system.gateway.listen({ port: 0, host: '127.0.0.1' });
+  const s = await SseClient.open(`${socketBase}${url}`, { 'api-key': API_KEY, ...(user ? { authorization: basic(user) } : {}) });
+  try {
+    const [path, search = ''] = url.split('?') as [string, string?];
+    const route = routes.find((r) => r.method === 'get' && r.regex.test(path));
+    const where = `GET ${url} → ${s.status}`;
+    if (!route) return void mismatches.push(`${where}: no documented operation`);
+    for (const name of new URLSearchParams(search).keys()) if (!(route.op.parameters ?? []).some((p) => p.in === 'query' && p.name === name)) mismatches.push(`${where}: query ${name} is not documented`);
+    const type = String(s.headers['content-type'] ?? '').split(';')[0]!.trim();
+    if (!route.op.responses[String(s.status)]?.content?.[type]) mismatches.push(`${where}: status or content type ${type} not documented`);
+    if (s.status === 200) {
+      await s.waitForEvents(1);
+      if (!NotificationCountsSchema.safeParse(s.last()).success) mismatches.push(`${where}: the first event is not the counts: ${s.events[0]!.data}`);
+    }
+    (seen.get(route.op.operationId) ?? seen.set(route.op.operationId, new Set()).get(route.op.operationId)!).add(String(s.status));
+  } finally {
+    s.close();
+  }
+}
+
 const ok = async (c: Call): Promise<TestResponse> => {
   const res = await call(c);
   if (res.status !== 200) throw new Error(`${c.method} ${c.url}: ${res.status} ${res.text.slice(0, 300)}`);
@@ -319,6 +347,10 @@ describe('the OpenAPI document against a whole-system session', () => {
     await get('/api/notifications/', bob);
     await get('/api/export/', bob);
     await get('/api/export/?format=csv', bob);
+    // Live counts: a token for browsers, and the stream opened with it or with credentials.
+    const streamToken = (await post('/api/notifications/stream-token/', {}, bob)).body.token as string;
+    await stream(`/api/notifications/stream/?token=${streamToken}`);
+    await stream('/api/notifications/stream/', bob);
 
     // Account and preferences (dee).
     await get('/api/preferences/', dee);
