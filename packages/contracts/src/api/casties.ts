@@ -3,6 +3,7 @@ import { endpoint, ok } from './endpoint.ts';
 import { formBoolean, line, paragraph, repeated, text, textLimits } from './form.ts';
 import { GroupObjectSchema } from './groups.ts';
 import { HandleParams, profileResponse } from './people.ts';
+import { listPageInfo, listPageQuery } from './paging.ts';
 
 /** Limits of the casties service (spec: Limits; decisions.md: bounded lists). */
 export const castieRules = {
@@ -241,7 +242,8 @@ export const castiesApi = {
     service: 'casties',
     access: 'user',
     params: uuidParams,
-    response: ok({ numberComments: z.number().int(), uuid: z.string(), comments: z.array(CommentSchema) }),
+    query: z.object({ ...listPageQuery }),
+    response: ok({ numberComments: z.number().int(), uuid: z.string(), comments: z.array(CommentSchema), ...listPageInfo }),
   }),
   comment: endpoint({
     method: 'POST',

@@ -287,6 +287,8 @@ describe('the OpenAPI document against a whole-system session', () => {
     await post(`/api/report/comment/${another}/`, {}, ada);
     await post(`/api/report/castie/${open}/`, {}, bob);
     await get(`/api/casties/${set}/comments/`, ada);
+    const commentsPage = (await get(`/api/casties/${set}/comments/?limit=1`, bob)).body.next_before as string | null;
+    await get(`/api/casties/${set}/comments/?limit=1${commentsPage ? `&before=${encodeURIComponent(commentsPage)}` : ''}`, bob);
     await get(`/api/casties/${set}/`, ada);
     await get('/api/home/', bob);
     await get('/api/home/new/?limit=10&groups=weather&groups=club', bob);
@@ -387,6 +389,9 @@ describe('the OpenAPI document against a whole-system session', () => {
     for (const service of ['groups', 'casties', 'social', 'notifications']) await call({ method: 'GET', url: `/admin/read-models/${service}/dead-letters/?all=maybe`, admin: true });
     await call({ method: 'POST', url: '/api/preferences/edit/password/', user: ada, form: { new_password: 'ab' } });
     await call({ method: 'GET', url: '/api/home/?limit=0', user: ada });
+    // Paged lists (issue 13): a limit out of range, a malformed cursor.
+    await call({ method: 'GET', url: `/api/casties/${set}/comments/?limit=101`, user: ada });
+    await call({ method: 'GET', url: `/api/casties/${set}/comments/?before=garbage`, user: ada });
     await call({ method: 'GET', url: '/api/profile/bob/edit/', user: ada });
     await call({ method: 'GET', url: '/api/leaderboard/weather/?limit=0', user: ada });
     await post('/api/groups/club/unfollow/', {}, eve);
