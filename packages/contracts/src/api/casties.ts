@@ -308,8 +308,8 @@ export const castiesApi = {
     service: 'casties',
     access: 'user',
     params: HandleParams,
-    query: z.object({ ids_only: formBoolean.default(false) }),
-    response: profileResponse('myCasties', z.union([z.record(z.string(), z.object({ question: z.string(), answerable: z.boolean() })), z.array(z.string())])),
+    query: z.object({ ids_only: formBoolean.default(false), ...listPageQuery }),
+    response: profileResponse('myCasties', z.union([z.record(z.string(), z.object({ question: z.string(), answerable: z.boolean() })), z.array(z.string())])).extend(listPageInfo),
   }),
   stats: endpoint({
     method: 'GET',
@@ -317,8 +317,8 @@ export const castiesApi = {
     service: 'casties',
     access: 'user',
     params: HandleParams,
-    query: z.object({ ids_only: formBoolean.default(false) }),
-    response: profileResponse('myForecasts', z.union([z.record(z.string(), ForecastObjectSchema), z.array(z.string())])),
+    query: z.object({ ids_only: formBoolean.default(false), ...listPageQuery }),
+    response: profileResponse('myForecasts', z.union([z.record(z.string(), ForecastObjectSchema), z.array(z.string())])).extend(listPageInfo),
   }),
   group: endpoint({
     method: 'GET',

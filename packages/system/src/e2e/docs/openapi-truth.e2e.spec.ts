@@ -193,6 +193,12 @@ async function signUp(handle: string, picture = false): Promise<User> {
   });
   return user;
 }
+/** A paged list's first page of one and, when there is one, its second (issue 13). */
+async function pageTwice(path: string, user: User, extra = ''): Promise<void> {
+  const first = (await get(`${path}?limit=1`, user)).body;
+  expect(first).toHaveProperty('has_more');
+  if (first.next_before) await get(`${path}?limit=1&before=${encodeURIComponent(first.next_before as string)}${extra}`, user);
+}
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 async function lastMailTo(email: string): Promise<string> {
@@ -287,8 +293,7 @@ describe('the OpenAPI document against a whole-system session', () => {
     await post(`/api/report/comment/${another}/`, {}, ada);
     await post(`/api/report/castie/${open}/`, {}, bob);
     await get(`/api/casties/${set}/comments/`, ada);
-    const commentsPage = (await get(`/api/casties/${set}/comments/?limit=1`, bob)).body.next_before as string | null;
-    await get(`/api/casties/${set}/comments/?limit=1${commentsPage ? `&before=${encodeURIComponent(commentsPage)}` : ''}`, bob);
+    await pageTwice(`/api/casties/${set}/comments/`, bob);
     await get(`/api/casties/${set}/`, ada);
     await get('/api/home/', bob);
     await get('/api/home/new/?limit=10&groups=weather&groups=club', bob);
@@ -307,6 +312,8 @@ describe('the OpenAPI document against a whole-system session', () => {
     await get('/api/profile/ada/mycasties/', bob);
     await get('/api/profile/ada/mycasties/?ids_only=true', ada);
     await get('/api/profile/bob/stats/', ada);
+    await pageTwice('/api/profile/ada/mycasties/', ada, '&ids_only=true');
+    await pageTwice('/api/profile/bob/stats/', ada, '&ids_only=true');
 
     // Time passes; answers, scores and notifications.
     await admin('POST', '/admin/clock/', { advance_seconds: 2 * 24 * 3600 });
@@ -392,6 +399,8 @@ describe('the OpenAPI document against a whole-system session', () => {
     // Paged lists (issue 13): a limit out of range, a malformed cursor.
     await call({ method: 'GET', url: `/api/casties/${set}/comments/?limit=101`, user: ada });
     await call({ method: 'GET', url: `/api/casties/${set}/comments/?before=garbage`, user: ada });
+    await call({ method: 'GET', url: '/api/profile/ada/mycasties/?limit=0', user: ada });
+    await call({ method: 'GET', url: '/api/profile/ada/stats/?before=2026-01-01%7C', user: ada });
     await call({ method: 'GET', url: '/api/profile/bob/edit/', user: ada });
     await call({ method: 'GET', url: '/api/leaderboard/weather/?limit=0', user: ada });
     await post('/api/groups/club/unfollow/', {}, eve);
