@@ -3,7 +3,7 @@ import { endpoint, ok } from './endpoint.ts';
 import { formBoolean, line, paragraph, repeated, text, textLimits } from './form.ts';
 import { GroupObjectSchema } from './groups.ts';
 import { HandleParams, profileResponse } from './people.ts';
-import { listPageInfo, listPageQuery } from './paging.ts';
+import { instantPageQuery, listPageInfo } from './paging.ts';
 
 /** Limits of the casties service (spec: Limits; decisions.md: bounded lists). */
 export const castieRules = {
@@ -242,7 +242,7 @@ export const castiesApi = {
     service: 'casties',
     access: 'user',
     params: uuidParams,
-    query: z.object({ ...listPageQuery }),
+    query: z.object({ ...instantPageQuery }),
     response: ok({ numberComments: z.number().int(), uuid: z.string(), comments: z.array(CommentSchema), ...listPageInfo }),
   }),
   comment: endpoint({
@@ -308,7 +308,7 @@ export const castiesApi = {
     service: 'casties',
     access: 'user',
     params: HandleParams,
-    query: z.object({ ids_only: formBoolean.default(false), ...listPageQuery }),
+    query: z.object({ ids_only: formBoolean.default(false), ...instantPageQuery }),
     response: profileResponse('myCasties', z.union([z.record(z.string(), z.object({ question: z.string(), answerable: z.boolean() })), z.array(z.string())])).extend(listPageInfo),
   }),
   stats: endpoint({
@@ -317,7 +317,7 @@ export const castiesApi = {
     service: 'casties',
     access: 'user',
     params: HandleParams,
-    query: z.object({ ids_only: formBoolean.default(false), ...listPageQuery }),
+    query: z.object({ ids_only: formBoolean.default(false), ...instantPageQuery }),
     response: profileResponse('myForecasts', z.union([z.record(z.string(), ForecastObjectSchema), z.array(z.string())])).extend(listPageInfo),
   }),
   group: endpoint({

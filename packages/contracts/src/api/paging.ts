@@ -12,23 +12,29 @@ export const listPaging = {
 
 const integer = (v: unknown) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v);
 
-/**
- * The query of a paged list. `before` is the `next_before` of the previous page, `<key>|<id>` of
- * its last item (the list's order key and the id breaking ties); clients treat it as opaque.
- */
-export const listPageQuery = {
-  limit: z
-    .preprocess(integer, z.number().int().min(1).max(listPaging.limitMax))
-    .optional()
-    .meta({ description: `Page size, 1 to ${listPaging.limitMax}; sending it (or before) pages the list (default ${listPaging.limitDefault} with before alone).` }),
-  before: z
+const pageLimit = z
+  .preprocess(integer, z.number().int().min(1).max(listPaging.limitMax))
+  .optional()
+  .meta({ description: `Page size, 1 to ${listPaging.limitMax}; sending it (or before) pages the list (default ${listPaging.limitDefault} with before alone).` });
+
+const cursor = (pattern: RegExp, key: string) =>
+  z
     .string()
     .min(3)
     .max(300)
-    .regex(/^[^|]+\|[^|]+$/, 'must be the next_before of a previous page')
+    .regex(pattern, 'must be the next_before of a previous page')
     .optional()
-    .meta({ description: 'The next_before of the previous page; the page starts after that item.' }),
-};
+    .meta({ description: `The next_before of the previous page (${key}|id of its last item); the page starts after that item.` });
+
+/**
+ * The query of a paged list whose order key is text (a name). `before` is the `next_before` of
+ * the previous page, `<key>|<id>` of its last item (the order key and the id breaking ties);
+ * clients treat it as opaque.
+ */
+export const listPageQuery = { limit: pageLimit, before: cursor(/^[^|].*\|[^|]+$/, 'name') };
+
+/** The query of a paged list ordered by an instant: `before` is `<ISO instant>|<id>`. */
+export const instantPageQuery = { limit: pageLimit, before: cursor(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z\|[^|]+$/, 'ISO instant') };
 
 /** What a paged answer adds (absent when the request did not page). */
 export const listPageInfo = {

@@ -307,6 +307,10 @@ describe('the OpenAPI document against a whole-system session', () => {
     await get('/api/groups/weather/followers/frodads/', bob);
     await get('/api/groups/weather/accuracy/', bob);
     await get('/api/hamburger/', bob);
+    await pageTwice('/api/groups/', bob);
+    await pageTwice('/api/groups/weather/followers/', bob);
+    await pageTwice('/api/groups/weather/followers/frodads/', bob);
+    await pageTwice('/api/profile/bob/groups/', ada, '&slugs_only=true');
     await get('/api/profile/bob/groups/', ada);
     await get('/api/profile/bob/groups/?slugs_only=true', ada);
     await get('/api/profile/ada/mycasties/', bob);
@@ -400,6 +404,10 @@ describe('the OpenAPI document against a whole-system session', () => {
     await call({ method: 'GET', url: `/api/casties/${set}/comments/?limit=101`, user: ada });
     await call({ method: 'GET', url: `/api/casties/${set}/comments/?before=garbage`, user: ada });
     await call({ method: 'GET', url: '/api/profile/ada/mycasties/?limit=0', user: ada });
+    await call({ method: 'GET', url: '/api/groups/?limit=1000', user: ada });
+    await call({ method: 'GET', url: '/api/groups/weather/followers/?before=yesterday%7Cada', user: ada });
+    await call({ method: 'GET', url: '/api/groups/weather/followers/frodads/?limit=-1', user: ada });
+    await call({ method: 'GET', url: '/api/profile/bob/groups/?before=nobar', user: ada });
     await call({ method: 'GET', url: '/api/profile/ada/stats/?before=2026-01-01%7C', user: ada });
     await call({ method: 'GET', url: '/api/profile/bob/edit/', user: ada });
     await call({ method: 'GET', url: '/api/leaderboard/weather/?limit=0', user: ada });
