@@ -31,7 +31,7 @@ const cursor = (pattern: RegExp, key: string) =>
  * the previous page, `<key>|<id>` of its last item (the order key and the id breaking ties);
  * clients treat it as opaque.
  */
-export const listPageQuery = { limit: pageLimit, before: cursor(/^[^|].*\|[^|]+$/, 'name') };
+export const listPageQuery = { limit: pageLimit, before: cursor(/^.*\|[^|]+$/, 'name') };
 
 /** The query of a paged list ordered by an instant: `before` is `<ISO instant>|<id>`. */
 export const instantPageQuery = { limit: pageLimit, before: cursor(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z\|[^|]+$/, 'ISO instant') };

@@ -27,7 +27,7 @@ export const wantsPage = (req: PageRequest): boolean => req.limit !== undefined 
 export function cursorParts(before: string, parse: (key: string) => Scalar = (k) => k): { key: Scalar; id: string } {
   const bar = before.lastIndexOf('|');
   const bad = () => new DomainError('missing_request_data', 'before must be the next_before of a previous page');
-  if (bar <= 0 || bar === before.length - 1) throw bad();
+  if (bar < 0 || bar === before.length - 1) throw bad();
   let key: Scalar;
   try {
     key = parse(before.slice(0, bar));
@@ -49,6 +49,8 @@ export interface KeysetPageOptions<T extends Doc> {
   /** The order field; `_id` breaks ties in the same direction, so the order is total. */
   key: keyof T & string;
   direction: 1 | -1;
+  /** A unique field breaking ties of `key` (default `_id`); the cursor's second part. */
+  tie?: keyof T & string;
   parseKey?: (key: string) => Scalar;
   /**
    * Drops documents the caller must not see (hidden, inactive): pages keep walking the index until
@@ -66,26 +68,27 @@ export interface KeysetPageOptions<T extends Doc> {
 export async function keysetPage<T extends Doc>(collection: Collection<T>, req: PageRequest, options: KeysetPageOptions<T>): Promise<KeysetPage<T>> {
   const limit = req.limit ?? listPageDefault;
   const { key, direction } = options;
+  const tie = options.tie ?? '_id';
   const op = direction === -1 ? '$lt' : '$gt';
   let cursor = req.before === undefined ? null : cursorParts(req.before, options.parseKey);
   const shown: T[] = [];
   for (;;) {
-    const after = cursor ? ({ $or: [{ [key]: { [op]: cursor.key } }, { [key]: cursor.key, _id: { [op]: cursor.id } }] } as unknown as Filter<T>) : null;
+    const after = cursor ? ({ $or: [{ [key]: { [op]: cursor.key } }, { [key]: cursor.key, [tie]: { [op]: cursor.id } }] } as unknown as Filter<T>) : null;
     const base = options.filter as Filter<T> & { $and?: Filter<T>[] };
     const filter = (after ? { ...base, $and: [...(base.$and ?? []), after] } : base) as Filter<T>;
-    const sort = { [key]: direction, _id: direction } as never;
+    const sort = (tie === '_id' ? { [key]: direction, _id: direction } : { [key]: direction, [tie]: direction, _id: direction }) as never;
     const want = limit + 1 - shown.length;
     const batch = await collection.find(filter, { sort, limit: want });
     shown.push(...(options.keep ? await options.keep(batch) : batch));
     const last = batch.at(-1);
     // Enough shown to know another page exists, or the index range ran out.
     if (shown.length > limit || batch.length < want || !last) break;
-    cursor = { key: last[key] as Scalar, id: last._id };
+    cursor = { key: last[key] as Scalar, id: String(last[tie]) };
   }
   const items = shown.slice(0, limit);
   const hasMore = shown.length > limit;
   const end = items.at(-1);
-  return { items, hasMore, nextBefore: hasMore && end ? `${String(end[key])}|${end._id}` : null };
+  return { items, hasMore, nextBefore: hasMore && end ? `${String(end[key])}|${String(end[tie])}` : null };
 }
 
 /** Parses the key of a cursor over an ISO instant field (postedAt, createdAt). */

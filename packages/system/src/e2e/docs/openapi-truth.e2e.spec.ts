@@ -270,6 +270,7 @@ describe('the OpenAPI document against a whole-system session', () => {
     // Frodads.
     await post('/api/add-frodad/bob/', {}, ada);
     await get('/api/frodad-requests/', bob);
+    await pageTwice('/api/frodad-requests/', bob);
     await post('/api/frodad-requests/ada/accept/', {}, bob);
     await post('/api/add-frodad/dee/', {}, ada);
     await post('/api/frodad-requests/ada/reject/', {}, dee);
@@ -278,6 +279,7 @@ describe('the OpenAPI document against a whole-system session', () => {
     await post('/api/unfrodad/dee/', {}, bob);
     await get('/api/search/people/?q=Tester&limit=10', ada);
     await get('/api/profile/ada/frodads/', bob);
+    await pageTwice('/api/profile/ada/frodads/', bob);
 
     // Casties, forecasts, comments.
     const set = (await post('/api/casties/create/', { group_slug: 'weather', poll_type: 'Regular', closes_on_date: '2026-03-02', closes_on_time: '08:00', question: 'Rain in Paris tomorrow?', answer_type: 'Set answer options', answer_option: ['Yes', 'No'], display_created_by: 'true' }, ada)).body.castie_uuid as string;
@@ -408,6 +410,8 @@ describe('the OpenAPI document against a whole-system session', () => {
     await call({ method: 'GET', url: '/api/groups/weather/followers/?before=yesterday%7Cada', user: ada });
     await call({ method: 'GET', url: '/api/groups/weather/followers/frodads/?limit=-1', user: ada });
     await call({ method: 'GET', url: '/api/profile/bob/groups/?before=nobar', user: ada });
+    await call({ method: 'GET', url: '/api/frodad-requests/?before=soon%7Cbob', user: ada });
+    await call({ method: 'GET', url: '/api/profile/ada/frodads/?limit=0', user: ada });
     await call({ method: 'GET', url: '/api/profile/ada/stats/?before=2026-01-01%7C', user: ada });
     await call({ method: 'GET', url: '/api/profile/bob/edit/', user: ada });
     await call({ method: 'GET', url: '/api/leaderboard/weather/?limit=0', user: ada });
