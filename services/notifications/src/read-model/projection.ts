@@ -53,7 +53,8 @@ export interface InboxDoc extends Doc {
 }
 
 /** Indexes: a user's notifications newest first. */
-export const NOTIFICATIONS = collectionSpec<NotificationDoc>({ name: 'notifications', indexes: [{ keys: { userId: 1, createdAt: -1 } }] });
+/** Indexes: a user's notifications newest first (the id breaking ties: pages beyond the newest 100). */
+export const NOTIFICATIONS = collectionSpec<NotificationDoc>({ name: 'notifications', indexes: [{ keys: { userId: 1, createdAt: -1, _id: -1 } }] });
 /** Indexes: a creator's Casties newest first (and those waiting for an answer); a group's new Casties. */
 export const CASTIE_INFO = collectionSpec<CastieInfoDoc>({ name: 'notification_casties', indexes: [{ keys: { creatorId: 1, createdAt: -1 } }, { keys: { groupSlug: 1, createdAt: -1 } }] });
 export const INBOXES = collectionSpec<InboxDoc>({ name: 'inboxes' });

@@ -332,6 +332,8 @@ describe('the OpenAPI document against a whole-system session', () => {
     await post('/api/login/', { last_seen_date: '2026-03-01', last_seen_time: '12:00:00' }, bob);
     await get('/api/notifications/?notification_type=castie-answered&notification_type=friend-request-accepted', bob);
     await get('/api/notifications/', bob);
+    await pageTwice('/api/notifications/', bob);
+    await get('/api/notifications/?limit=5&notification_type=castie-answered', bob);
 
     // Account and preferences (dee).
     await get('/api/preferences/', dee);
@@ -412,6 +414,7 @@ describe('the OpenAPI document against a whole-system session', () => {
     await call({ method: 'GET', url: '/api/profile/bob/groups/?before=nobar', user: ada });
     await call({ method: 'GET', url: '/api/frodad-requests/?before=soon%7Cbob', user: ada });
     await call({ method: 'GET', url: '/api/profile/ada/frodads/?limit=0', user: ada });
+    await call({ method: 'GET', url: '/api/notifications/?before=later%7Cx', user: ada });
     await call({ method: 'GET', url: '/api/profile/ada/stats/?before=2026-01-01%7C', user: ada });
     await call({ method: 'GET', url: '/api/profile/bob/edit/', user: ada });
     await call({ method: 'GET', url: '/api/leaderboard/weather/?limit=0', user: ada });
