@@ -3,7 +3,7 @@ import { endpoint, ok } from './endpoint.ts';
 import { formBoolean, line, paragraph, repeated, text, textLimits } from './form.ts';
 import { GroupObjectSchema } from './groups.ts';
 import { HandleParams, profileResponse } from './people.ts';
-import { instantPageQuery, listPageInfo } from './paging.ts';
+import { instantPageQuery, listPageInfo, offsetPageInfo, offsetPageQuery } from './paging.ts';
 
 /** Limits of the casties service (spec: Limits; decisions.md: bounded lists). */
 export const castieRules = {
@@ -354,10 +354,12 @@ export const castiesApi = {
     params: z.object({ group_slug: z.string().optional() }),
     query: z.object({
       limit: z.preprocess((v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v), z.number().int().min(1).max(1000)).default(castieRules.leaderboardDefault),
+      ...offsetPageQuery,
     }),
     response: ok({
       leaderboard_groups: z.array(z.object({ slug: z.string(), groupName: z.string() })),
       leaderboard_profiles: z.array(LeaderboardEntrySchema),
+      ...offsetPageInfo,
     }),
   }),
 } as const;

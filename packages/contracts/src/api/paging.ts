@@ -41,3 +41,15 @@ export const listPageInfo = {
   has_more: z.boolean().optional().meta({ description: 'Only on paged requests: true when another page follows.' }),
   next_before: z.string().nullable().optional().meta({ description: 'Only on paged requests: the before of the next page; null on the last page.' }),
 };
+
+/** The leaderboard's paging (rank order has no stable key to resume after): `offset` skips that many entries. */
+export const offsetPageQuery = {
+  offset: z
+    .preprocess(integer, z.number().int().min(0).max(1_000_000))
+    .optional()
+    .meta({ description: 'Entries to skip (the next_offset of the previous page); sending it pages the overall leaderboard.' }),
+};
+export const offsetPageInfo = {
+  has_more: z.boolean().optional().meta({ description: 'Only on paged requests: true when more entries follow.' }),
+  next_offset: z.number().int().nullable().optional().meta({ description: 'Only on paged requests: the offset of the next page; null on the last page.' }),
+};

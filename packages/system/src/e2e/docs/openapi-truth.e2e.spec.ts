@@ -328,6 +328,8 @@ describe('the OpenAPI document against a whole-system session', () => {
     await ok({ method: 'POST', url: `/api/casties/${open}/answer/`, user: ada, json: { keyword: 'lions' } });
     await get('/api/leaderboard/', bob);
     await get('/api/leaderboard/weather/?limit=5', bob);
+    await get('/api/leaderboard/?limit=1&offset=0', bob);
+    await get('/api/leaderboard/?limit=2&offset=1', bob);
     await get('/api/initialize/', bob);
     await post('/api/login/', { last_seen_date: '2026-03-01', last_seen_time: '12:00:00' }, bob);
     await get('/api/notifications/?notification_type=castie-answered&notification_type=friend-request-accepted', bob);
@@ -415,6 +417,7 @@ describe('the OpenAPI document against a whole-system session', () => {
     await call({ method: 'GET', url: '/api/frodad-requests/?before=soon%7Cbob', user: ada });
     await call({ method: 'GET', url: '/api/profile/ada/frodads/?limit=0', user: ada });
     await call({ method: 'GET', url: '/api/notifications/?before=later%7Cx', user: ada });
+    await call({ method: 'GET', url: '/api/leaderboard/?offset=-1', user: ada });
     await call({ method: 'GET', url: '/api/profile/ada/stats/?before=2026-01-01%7C', user: ada });
     await call({ method: 'GET', url: '/api/profile/bob/edit/', user: ada });
     await call({ method: 'GET', url: '/api/leaderboard/weather/?limit=0', user: ada });
