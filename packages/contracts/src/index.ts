@@ -8,6 +8,7 @@ export * from './events/notifications.ts';
 export * from './errors.ts';
 export * from './api/form.ts';
 export * from './api/endpoint.ts';
+export * from './api/paging.ts';
 export * from './api/identity.ts';
 export * from './api/social.ts';
 export * from './api/groups.ts';

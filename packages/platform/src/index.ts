@@ -27,3 +27,4 @@ export * from './observability/metrics.ts';
 export * from './observability/measured-event-log.ts';
 export * from './observability/readiness.ts';
 export * from './observability/routes.ts';
+export * from './service/keyset-page.ts';

@@ -3,6 +3,7 @@ import { endpoint, ok } from './endpoint.ts';
 import { formBoolean, line, paragraph, repeated, text, textLimits } from './form.ts';
 import { GroupObjectSchema } from './groups.ts';
 import { HandleParams, profileResponse } from './people.ts';
+import { instantPageQuery, listPageInfo, offsetPageInfo, offsetPageQuery } from './paging.ts';
 
 /** Limits of the casties service (spec: Limits; decisions.md: bounded lists). */
 export const castieRules = {
@@ -241,7 +242,8 @@ export const castiesApi = {
     service: 'casties',
     access: 'user',
     params: uuidParams,
-    response: ok({ numberComments: z.number().int(), uuid: z.string(), comments: z.array(CommentSchema) }),
+    query: z.object({ ...instantPageQuery }),
+    response: ok({ numberComments: z.number().int(), uuid: z.string(), comments: z.array(CommentSchema), ...listPageInfo }),
   }),
   comment: endpoint({
     method: 'POST',
@@ -306,8 +308,8 @@ export const castiesApi = {
     service: 'casties',
     access: 'user',
     params: HandleParams,
-    query: z.object({ ids_only: formBoolean.default(false) }),
-    response: profileResponse('myCasties', z.union([z.record(z.string(), z.object({ question: z.string(), answerable: z.boolean() })), z.array(z.string())])),
+    query: z.object({ ids_only: formBoolean.default(false), ...instantPageQuery }),
+    response: profileResponse('myCasties', z.union([z.record(z.string(), z.object({ question: z.string(), answerable: z.boolean() })), z.array(z.string())])).extend(listPageInfo),
   }),
   stats: endpoint({
     method: 'GET',
@@ -315,8 +317,8 @@ export const castiesApi = {
     service: 'casties',
     access: 'user',
     params: HandleParams,
-    query: z.object({ ids_only: formBoolean.default(false) }),
-    response: profileResponse('myForecasts', z.union([z.record(z.string(), ForecastObjectSchema), z.array(z.string())])),
+    query: z.object({ ids_only: formBoolean.default(false), ...instantPageQuery }),
+    response: profileResponse('myForecasts', z.union([z.record(z.string(), ForecastObjectSchema), z.array(z.string())])).extend(listPageInfo),
   }),
   group: endpoint({
     method: 'GET',
@@ -352,10 +354,12 @@ export const castiesApi = {
     params: z.object({ group_slug: z.string().optional() }),
     query: z.object({
       limit: z.preprocess((v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v), z.number().int().min(1).max(1000)).default(castieRules.leaderboardDefault),
+      ...offsetPageQuery,
     }),
     response: ok({
       leaderboard_groups: z.array(z.object({ slug: z.string(), groupName: z.string() })),
       leaderboard_profiles: z.array(LeaderboardEntrySchema),
+      ...offsetPageInfo,
     }),
   }),
 } as const;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { endpoint, ok } from './endpoint.ts';
+import { instantPageQuery, listPageInfo, listPageQuery } from './paging.ts';
 import { formBoolean, formInt, line, paragraph, text, textLimits, UploadRefSchema } from './form.ts';
 import { FrodadSchema, HandleParams, profileResponse } from './people.ts';
 
@@ -77,7 +78,8 @@ export const groupsApi = {
     paths: ['/api/groups/'],
     service: 'groups',
     access: 'user',
-    response: ok({ groups: z.record(z.string(), GroupObjectSchema) }),
+    query: z.object({ ...listPageQuery }),
+    response: ok({ groups: z.record(z.string(), GroupObjectSchema), ...listPageInfo }),
   }),
   followers: endpoint({
     method: 'GET',
@@ -85,7 +87,8 @@ export const groupsApi = {
     service: 'groups',
     access: 'user',
     params: GroupSlugParams,
-    response: ok({ followers: z.record(z.string(), FrodadSchema) }),
+    query: z.object({ ...instantPageQuery }),
+    response: ok({ followers: z.record(z.string(), FrodadSchema), ...listPageInfo }),
   }),
   friendFollowers: endpoint({
     method: 'GET',
@@ -93,7 +96,8 @@ export const groupsApi = {
     service: 'groups',
     access: 'user',
     params: GroupSlugParams,
-    response: ok({ friendFollowers: z.record(z.string(), FrodadSchema) }),
+    query: z.object({ ...instantPageQuery }),
+    response: ok({ friendFollowers: z.record(z.string(), FrodadSchema), ...listPageInfo }),
   }),
   follow: endpoint({
     method: 'POST',
@@ -172,8 +176,8 @@ export const groupsApi = {
     service: 'groups',
     access: 'user',
     params: HandleParams,
-    query: z.object({ slugs_only: formBoolean.optional() }),
-    response: profileResponse('myGroups', z.union([z.record(z.string(), GroupObjectSchema), z.array(z.string())])),
+    query: z.object({ slugs_only: formBoolean.optional(), ...instantPageQuery }),
+    response: profileResponse('myGroups', z.union([z.record(z.string(), GroupObjectSchema), z.array(z.string())])).extend(listPageInfo),
   }),
 } as const;
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { endpoint, ok } from './endpoint.ts';
 import { repeated, text } from './form.ts';
+import { instantPageQuery, listPageInfo } from './paging.ts';
 
 export const notificationTypes = [
   'friend-request-received',
@@ -38,9 +39,9 @@ export const notificationsApi = {
     service: 'notifications',
     access: 'user',
     // The service refuses unknown types; the enum documents them (the schema stays a string for the service's own message).
-    query: z.object({ notification_type: repeated(z.string().meta({ enum: [...notificationTypes] })) }),
+    query: z.object({ notification_type: repeated(z.string().meta({ enum: [...notificationTypes] })), ...instantPageQuery }),
     // Without a filter: `notifications`; with one: one list per requested type, keyed by its name.
-    response: ok({ notifications: z.array(NotificationSchema).optional() }).catchall(z.union([z.array(NotificationSchema), z.number()])),
+    response: ok({ notifications: z.array(NotificationSchema).optional(), ...listPageInfo }).catchall(z.union([z.array(NotificationSchema), z.number()])),
   }),
   initialize: endpoint({
     method: 'GET',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { endpoint, ok } from './endpoint.ts';
 import { formInt, line, textLimits } from './form.ts';
+import { instantPageQuery, listPageInfo, listPageQuery } from './paging.ts';
 import { FrodadSchema, HandleParams, ListFriendStatusSchema, profileResponse } from './people.ts';
 
 /** Limits of the social service (decisions.md: lists have bounded size). */
@@ -34,12 +35,14 @@ export const socialApi = {
     paths: ['/api/frodad-requests/'],
     service: 'social',
     access: 'user',
+    query: z.object({ ...instantPageQuery }),
     response: ok({
       number_received: z.number().int(),
       /** Newest first; null when none (spec). */
       requests_received: z.array(FrodadRequestEntrySchema).nullable(),
       number_sent: z.number().int(),
       requests_sent: z.array(FrodadRequestEntrySchema).nullable(),
+      ...listPageInfo,
     }),
   }),
   respondToFrodadRequest: endpoint({
@@ -84,6 +87,7 @@ export const socialApi = {
     service: 'social',
     access: 'user',
     params: HandleParams,
-    response: profileResponse('myFrodads', z.record(z.string(), FrodadSchema)),
+    query: z.object({ ...listPageQuery }),
+    response: profileResponse('myFrodads', z.record(z.string(), FrodadSchema)).extend(listPageInfo),
   }),
 } as const;

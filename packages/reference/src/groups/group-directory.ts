@@ -1,5 +1,5 @@
 import { DomainError, GROUPS_TOPIC, messages, type GroupAccess, type GroupObject } from '@castie/contracts';
-import type { DocumentStore, ReadModels } from '@castie/platform';
+import { instantKey, keysetPage, type DocumentStore, type KeysetPage, type PageRequest, type ReadModels } from '@castie/platform';
 import type { PersonDoc } from '../people/people-projection.ts';
 import { People } from '../people/people.ts';
 import { GROUP_MEMBERSHIPS, GROUP_SCORES, GROUPS, membershipId, type GroupDoc, type GroupScoreDoc, type MembershipDoc } from './groups-projection.ts';
@@ -120,6 +120,46 @@ export class GroupDirectory {
   async followerIds(slug: string): Promise<string[]> {
     const docs = await this.#memberships.find({ slug: slug.toLowerCase(), following: true }, { sort: { since: 1 } });
     return docs.map((m) => m.userId);
+  }
+
+  /**
+   * One page of a group's followers, oldest follow first in (since, membership id), deleted
+   * accounts skipped; `only` narrows to these users (the requester's frodads). A new follow joins
+   * the end, so it never shifts a page already walked.
+   */
+  async followersPage(slug: string, req: PageRequest, only?: readonly string[]): Promise<KeysetPage<MembershipDoc>> {
+    const filter = { slug: slug.toLowerCase(), following: true, ...(only ? { userId: { $in: [...only] } } : {}) };
+    return keysetPage(this.#memberships, req, {
+      filter,
+      key: 'since',
+      direction: 1,
+      parseKey: instantKey,
+      keep: async (docs) => {
+        const active = await this.people.activeByIds(docs.map((m) => m.userId));
+        return docs.filter((m) => active.has(m.userId));
+      },
+    });
+  }
+
+  /** One page of the groups a user follows, oldest follow first in (since, membership id). */
+  async followsPage(userId: string, req: PageRequest): Promise<{ groups: GroupDoc[]; hasMore: boolean; nextBefore: string | null }> {
+    const page = await keysetPage(this.#memberships, req, {
+      filter: { userId, following: true },
+      key: 'since',
+      direction: 1,
+      parseKey: instantKey,
+      keep: async (docs) => {
+        const groups = await this.bySlugs(docs.map((m) => m.slug));
+        return docs.filter((m) => groups.has(m.slug));
+      },
+    });
+    const groups = await this.bySlugs(page.items.map((m) => m.slug));
+    return { groups: page.items.flatMap((m) => groups.get(m.slug) ?? []), hasMore: page.hasMore, nextBefore: page.nextBefore };
+  }
+
+  /** One page of every created group, alphabetical in (lowercased name, slug), as `all()` orders them. */
+  async groupsPage(req: PageRequest): Promise<KeysetPage<GroupDoc>> {
+    return keysetPage(this.#groups, req, { filter: { created: true }, key: 'groupNameLower', direction: 1 });
   }
 
   /** Pending requests of a group, oldest first: user id and when it was requested. */

@@ -44,11 +44,12 @@ export interface GroupScoreDoc extends Doc {
   xp: number;
 }
 
-export const GROUPS = collectionSpec<GroupDoc>({ name: 'groups', arrays: ['admins', 'creators'], indexes: [{ keys: { created: 1, requiresApproval: 1 } }] });
-/** Indexes: a user's groups; a group's followers by follow date; a group's pending requests by date. */
+/** Indexes: created groups by approval; created groups alphabetical by name (pages of the groups list). */
+export const GROUPS = collectionSpec<GroupDoc>({ name: 'groups', arrays: ['admins', 'creators'], indexes: [{ keys: { created: 1, requiresApproval: 1 } }, { keys: { created: 1, groupNameLower: 1, _id: 1 } }] });
+/** Indexes: a user's groups by follow date; a group's followers by follow date (id breaking ties: pages); a group's pending requests by date. */
 export const GROUP_MEMBERSHIPS = collectionSpec<MembershipDoc>({
   name: 'group_memberships',
-  indexes: [{ keys: { userId: 1, following: 1 } }, { keys: { slug: 1, following: 1, since: 1 } }, { keys: { slug: 1, access: 1, requestedAt: 1 } }],
+  indexes: [{ keys: { userId: 1, following: 1, since: 1, _id: 1 } }, { keys: { slug: 1, following: 1, since: 1, _id: 1 } }, { keys: { slug: 1, access: 1, requestedAt: 1 } }],
 });
 /** Indexes: a user's scores; a group's scores by group XP (group leaderboard and ranking). */
 export const GROUP_SCORES = collectionSpec<GroupScoreDoc>({ name: 'group_scores', indexes: [{ keys: { userId: 1 } }, { keys: { slug: 1, xp: -1, userId: 1 } }] });

@@ -20,7 +20,12 @@ export interface FriendshipDoc extends Doc {
 }
 
 /** Indexed by each of the two people (multikey). */
-export const FRIENDSHIPS = collectionSpec<FriendshipDoc>({ name: 'friendships', arrays: ['users'], indexes: [{ keys: { users: 1 } }] });
+/** Indexes: a person's pairs; requests a person received, and sent, newest first (id breaking ties: pages). */
+export const FRIENDSHIPS = collectionSpec<FriendshipDoc>({
+  name: 'friendships',
+  arrays: ['users'],
+  indexes: [{ keys: { users: 1 } }, { keys: { toId: 1, status: 1, since: -1, _id: -1 } }, { keys: { fromId: 1, status: 1, since: -1, _id: -1 } }],
+});
 
 /** A person's frodads, one document per person (`_id`: the person's id): "who are my frodads" in one read. */
 export interface FrodadListDoc extends Doc {

@@ -1,6 +1,6 @@
 import { apiDate, apiTime, DomainError, IDENTITY_TOPIC, levelFor, messages, titleFor, type FriendStatus, type Frodad, type ProfileInfo } from '@castie/contracts';
-import type { DocumentStore, ReadModels } from '@castie/platform';
-import { FRIENDSHIPS, FRODAD_LISTS, pairId } from './friendships-projection.ts';
+import { instantKey, keysetPage, listPageDefault, type DocumentStore, type Filter, type KeysetPage, type PageRequest, type ReadModels } from '@castie/platform';
+import { FRIENDSHIPS, FRODAD_LISTS, pairId, type FriendshipDoc } from './friendships-projection.ts';
 import { PEOPLE, type PersonDoc } from './people-projection.ts';
 import { searchPeople } from './search.ts';
 
@@ -68,14 +68,56 @@ export class People {
     return searchPeople(this.#people, q, page);
   }
 
-  /** The active people with the most XP (ties by handle), for the overall leaderboard. */
-  topByXp(limit: number): Promise<PersonDoc[]> {
-    return this.#people.find({ status: 'active' }, { sort: { xp: -1, handleLower: 1 }, limit });
+  /** The active people with the most XP (ties by handle), for the overall leaderboard; `offset` skips the first ones (the (status, xp, handleLower) index serves both). */
+  topByXp(limit: number, offset = 0): Promise<PersonDoc[]> {
+    return this.#people.find({ status: 'active' }, { sort: { xp: -1, handleLower: 1 }, ...(offset > 0 ? { skip: offset } : {}), limit });
   }
 
   /** Ids of a person's frodads (friends), deleted ones included: filter with activeByIds to show. */
   async friendIds(userId: string): Promise<string[]> {
     return (await this.#lists.findOne({ _id: userId }))?.friends ?? [];
+  }
+
+  /**
+   * One page of a person's active frodads in (lowercased last name, lowercased handle) order, as
+   * the whole list, on the people's (status, lastNameLower, handleLower, _id) index narrowed to
+   * the person's frodad list.
+   */
+  async friendsPage(userId: string, req: PageRequest): Promise<KeysetPage<PersonDoc>> {
+    const ids = await this.friendIds(userId);
+    return keysetPage(this.#people, req, { filter: { status: 'active', _id: { $in: ids } }, key: 'lastNameLower', tie: 'handleLower', direction: 1 });
+  }
+
+  /**
+   * One page of a person's pending requests, received and sent together, newest first in
+   * (since, pair id); requests from or to deleted people are skipped.
+   */
+  async requestsPage(userId: string, req: PageRequest): Promise<{ received: string[]; sent: string[]; hasMore: boolean; nextBefore: string | null }> {
+    const other = (d: FriendshipDoc) => (d.fromId === userId ? d.toId : d.fromId);
+    const side = (filter: Filter<FriendshipDoc>) =>
+      keysetPage(this.#friendships, req, {
+        filter,
+        key: 'since',
+        direction: -1,
+        parseKey: instantKey,
+        keep: async (docs) => {
+          const active = await this.activeByIds(docs.map(other));
+          return docs.filter((d) => active.has(other(d)));
+        },
+      });
+    // Two index ranges (received, sent) after the same cursor, merged: the newest `limit` of both.
+    const [received, sent] = await Promise.all([side({ toId: userId, status: 'requested' }), side({ fromId: userId, status: 'requested' })]);
+    const limit = req.limit ?? listPageDefault;
+    const merged = [...received.items, ...sent.items].sort((a, b) => (a.since === b.since ? (a._id < b._id ? 1 : -1) : a.since < b.since ? 1 : -1));
+    const items = merged.slice(0, limit);
+    const hasMore = merged.length > limit || received.hasMore || sent.hasMore;
+    const last = items.at(-1);
+    return {
+      received: items.filter((d) => d.toId === userId).map((d) => d.fromId),
+      sent: items.filter((d) => d.fromId === userId).map((d) => d.toId),
+      hasMore,
+      nextBefore: hasMore && last ? `${last.since}|${last._id}` : null,
+    };
   }
 
   /** Pending requests a person received and sent, newest first (deleted people included: filter to show). */

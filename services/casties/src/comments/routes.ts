@@ -1,5 +1,5 @@
 import { api, apiDate, apiTime, castieRules, DomainError, type CastieEvent, type CommentObject } from '@castie/contracts';
-import { newId, route, type Caller, type Clock, type Collection, type CommandHandler, type RouteOptions } from '@castie/platform';
+import { instantKey, keysetPage, newId, route, wantsPage, type Caller, type Clock, type Collection, type CommandHandler, type RouteOptions } from '@castie/platform';
 import type { People } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
 import type { VisibleCasties } from '../casties/visibility.ts';
@@ -40,14 +40,29 @@ export function commentRoutes(app: FastifyInstance, ctx: CommentRoutesDeps): voi
   route(
     app,
     api.casties.comments,
-    async ({ caller, params }) => {
+    async ({ caller, params, query }) => {
       const view = await ctx.visible.view(params.uuid, caller.userId);
-      const docs = await ctx.commentDocs.find({ castieId: view._id, deleted: false }, { sort: { postedAt: -1, _id: -1 } });
       // Hidden from its reporter at once, from everyone at the third distinct reporter.
-      const shown = docs.filter((c) => c.reporters.length < castieRules.commentReportsToHide && !c.reporters.includes(caller.userId));
-      const authors = await ctx.people.activeByIds(shown.map((c) => c.userId));
+      const visibleTo = (c: CommentDoc) => c.reporters.length < castieRules.commentReportsToHide && !c.reporters.includes(caller.userId);
+      const filter = { castieId: view._id, deleted: false };
+      let docs: CommentDoc[];
+      let more = {};
+      if (wantsPage(query)) {
+        // Newest first in (postedAt, _id); hidden comments and those of deleted accounts are skipped inside the walk.
+        const keep = async (batch: CommentDoc[]) => {
+          const shown = batch.filter(visibleTo);
+          const authors = await ctx.people.activeByIds(shown.map((c) => c.userId));
+          return shown.filter((c) => authors.has(c.userId));
+        };
+        const page = await keysetPage(ctx.commentDocs, query, { filter, key: 'postedAt', direction: -1, parseKey: instantKey, keep });
+        docs = page.items;
+        more = { has_more: page.hasMore, next_before: page.nextBefore };
+      } else {
+        docs = (await ctx.commentDocs.find(filter, { sort: { postedAt: -1, _id: -1 } })).filter(visibleTo);
+      }
+      const authors = await ctx.people.activeByIds(docs.map((c) => c.userId));
       const comments: CommentObject[] = [];
-      for (const c of shown) {
+      for (const c of docs) {
         const author = authors.get(c.userId);
         if (!author) continue;
         comments.push({
@@ -62,7 +77,7 @@ export function commentRoutes(app: FastifyInstance, ctx: CommentRoutesDeps): voi
           isOffensive: false,
         });
       }
-      return { numberComments: comments.length, uuid: view._id, comments };
+      return { numberComments: comments.length, uuid: view._id, comments, ...more };
     },
     opts,
   );

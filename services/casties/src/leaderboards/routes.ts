@@ -1,4 +1,4 @@
-import { api, levelFor } from '@castie/contracts';
+import { api, DomainError, levelFor } from '@castie/contracts';
 import { route, type RouteOptions } from '@castie/platform';
 import type { GroupDirectory, People, PersonDoc } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
@@ -20,9 +20,18 @@ export function leaderboardRoutes(app: FastifyInstance, ctx: LeaderboardRoutesDe
       const followed = await ctx.groups.followedGroups(caller.userId);
       const leaderboard_groups = followed.map((g) => ({ slug: g.slug, groupName: g.groupName }));
       if (!params.group_slug) {
-        const top = await ctx.people.topByXp(query.limit);
-        return { leaderboard_groups, leaderboard_profiles: top.map((p) => ({ ...entry(p), level: levelFor(p.xp) })) };
+        if (query.offset === undefined) {
+          const top = await ctx.people.topByXp(query.limit);
+          return { leaderboard_groups, leaderboard_profiles: top.map((p) => ({ ...entry(p), level: levelFor(p.xp) })) };
+        }
+        // One more than the page tells whether another follows.
+        const found = await ctx.people.topByXp(query.limit + 1, query.offset);
+        const hasMore = found.length > query.limit;
+        const top = found.slice(0, query.limit);
+        return { leaderboard_groups, leaderboard_profiles: top.map((p) => ({ ...entry(p), level: levelFor(p.xp) })), has_more: hasMore, next_offset: hasMore ? query.offset + query.limit : null };
       }
+      // A group's board is ranked over its followers in memory; it keeps its single `limit` page.
+      if (query.offset !== undefined) throw new DomainError('missing_request_data', 'offset pages the overall leaderboard only');
       const group = await ctx.groups.require(params.group_slug);
       const board = await ctx.groups.leaderboard(group.slug, query.limit);
       return { leaderboard_groups, leaderboard_profiles: board.map(({ person, xp }) => ({ ...entry(person), xp })) };

@@ -1,5 +1,5 @@
 import { groupsApi } from '@castie/contracts';
-import { route } from '@castie/platform';
+import { route, wantsPage } from '@castie/platform';
 import type { GroupDoc } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
 import type { GroupsContext } from '../context.ts';
@@ -9,7 +9,17 @@ const pairs = (groups: readonly GroupDoc[]): [string, string][] => groups.map((g
 
 /** Lists of groups: all of them and search results (as Group objects), the menu of followed ones, where one may create. */
 export function listingRoutes(app: FastifyInstance, ctx: GroupsContext): void {
-  route(app, groupsApi.listGroups, async ({ caller }) => ({ groups: await ctx.directory.groupObjects(caller.userId, await ctx.directory.all()) }), ctx.opts);
+  route(
+    app,
+    groupsApi.listGroups,
+    async ({ caller, query }) => {
+      if (!wantsPage(query)) return { groups: await ctx.directory.groupObjects(caller.userId, await ctx.directory.all()) };
+      // Alphabetical pages in (lowercased name, slug) on the groups' name index.
+      const page = await ctx.directory.groupsPage(query);
+      return { groups: await ctx.directory.groupObjects(caller.userId, page.items), has_more: page.hasMore, next_before: page.nextBefore };
+    },
+    ctx.opts,
+  );
 
   route(app, groupsApi.hamburger, async ({ caller }) => ({ handle: caller.handle, groups: pairs(await ctx.directory.followedGroups(caller.userId)) }), ctx.opts);
 

@@ -53,7 +53,8 @@ export interface InboxDoc extends Doc {
 }
 
 /** Indexes: a user's notifications newest first. */
-export const NOTIFICATIONS = collectionSpec<NotificationDoc>({ name: 'notifications', indexes: [{ keys: { userId: 1, createdAt: -1 } }] });
+/** Indexes: a user's notifications newest first (the id breaking ties: pages beyond the newest 100). */
+export const NOTIFICATIONS = collectionSpec<NotificationDoc>({ name: 'notifications', indexes: [{ keys: { userId: 1, createdAt: -1, _id: -1 } }] });
 /**
  * Indexes: a creator's Casties newest first (and those waiting for an answer); a group's new
  * Casties; Casties by end time (live streams learn which ended since the last look).

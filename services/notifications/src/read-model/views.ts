@@ -1,5 +1,5 @@
 import { apiDate, apiTimeSeconds, needsAnswerFilter, type Notification, type NotificationType } from '@castie/contracts';
-import type { DocumentStore } from '@castie/platform';
+import { cursorParts, instantKey, keysetPage, listPageDefault, type DocumentStore, type PageRequest } from '@castie/platform';
 import type { GroupDirectory, People, PersonDoc } from '@castie/reference';
 import { collections, type ActivityDoc, type CastieInfoDoc, type NotificationDoc } from './projection.ts';
 
@@ -79,6 +79,11 @@ export class NotificationViews {
 
   private async stored(userId: string, now: Date, since: string | null, limit?: number): Promise<Item[]> {
     const docs = await this.#c.notifications.find({ userId, createdAt: { $lte: now.toISOString(), ...(since ? { $gt: since } : {}) } }, { sort: { createdAt: -1 }, ...(limit ? { limit } : {}) });
+    return this.render(docs);
+  }
+
+  /** Stored notifications as items, with today's handles, questions and group names; those about deleted accounts vanish. */
+  private async render(docs: readonly NotificationDoc[]): Promise<Item[]> {
     const actors = await this.people.activeByIds(docs.flatMap((d) => (d.actorId ? [d.actorId] : [])));
     const questions = await this.questions(docs.flatMap((d) => (d.castieId ? [d.castieId] : [])));
     const names = await this.groups.namesOf([...new Set(docs.flatMap((d) => (d.groupSlug ? [d.groupSlug] : [])))]);
@@ -183,7 +188,7 @@ export class NotificationViews {
     return items;
   }
 
-  /** The list: castie-needs-answer first, then the rest newest first. */
+  /** The list: castie-needs-answer first, then the rest newest first (at most the newest 100). */
   async list(userId: string, now: Date): Promise<Notification[]> {
     const lastRetrievedAt = await this.lastRetrievedAt(userId);
     const [stored, derived, fresh, needing] = await Promise.all([
@@ -194,7 +199,48 @@ export class NotificationViews {
     ]);
     const rest = [...stored, ...derived, ...fresh].sort(newestFirst).slice(0, LIST_LIMIT);
     const needs: Item[] = needing.map((c) => ({ id: null, type: 'castie-needs-answer', createdAt: c.endsAt!, data: c._id, message: 'Your Castie has ended- time to answer it!' }));
-    return [...needs, ...rest].map((item) => ({
+    return this.shape([...needs, ...rest], now);
+  }
+
+  /**
+   * One page of every notification, beyond the newest 100 too: newest first in (createdAt, id).
+   * Stored notifications come from the (userId, createdAt, _id) index after the cursor, merged
+   * with the few worked out on reading (a week's activity, new Casties), which are filtered by the
+   * same cursor; castie-needs-answer ones lead the first page only (they are not counted in
+   * `limit`). `types` narrows the stream to those notification types.
+   */
+  async page(userId: string, now: Date, req: PageRequest, types: readonly NotificationType[] | null): Promise<{ list: Notification[]; hasMore: boolean; nextBefore: string | null }> {
+    const limit = req.limit ?? listPageDefault;
+    const cursor = req.before === undefined ? null : cursorParts(req.before, instantKey);
+    const wanted = (i: { type: NotificationType }) => !types || types.includes(i.type);
+    const after = (i: Item) => !cursor || i.createdAt < (cursor.key as string) || (i.createdAt === cursor.key && (i.id ?? '') < cursor.id);
+    const lastRetrievedAt = await this.lastRetrievedAt(userId);
+    const [stored, derived, fresh, needing] = await Promise.all([
+      keysetPage(this.#c.notifications, req, {
+        filter: { userId, createdAt: { $lte: now.toISOString() } },
+        key: 'createdAt',
+        direction: -1,
+        parseKey: instantKey,
+        keep: async (docs) => {
+          const shown = new Set((await this.render(docs.filter(wanted))).map((i) => i.id));
+          return docs.filter((d) => shown.has(d._id));
+        },
+      }),
+      this.fromActivity(userId, now, lastRetrievedAt),
+      this.newCasties(userId, now, lastRetrievedAt),
+      cursor ? Promise.resolve([] as CastieInfoDoc[]) : this.needingAnswer(userId, now),
+    ]);
+    const newestFirstById = (a: Item, b: Item) => newestFirst(a, b) || ((a.id ?? '') < (b.id ?? '') ? 1 : -1);
+    const merged = [...(await this.render(stored.items)), ...[...derived, ...fresh].filter((i) => wanted(i) && after(i))].sort(newestFirstById);
+    const items = merged.slice(0, limit);
+    const hasMore = merged.length > limit || stored.hasMore;
+    const last = items.at(-1);
+    const needs: Item[] = wanted({ type: 'castie-needs-answer' }) ? needing.map((c) => ({ id: null, type: 'castie-needs-answer', createdAt: c.endsAt!, data: c._id, message: 'Your Castie has ended- time to answer it!' })) : [];
+    return { list: this.shape([...needs, ...items], now), hasMore, nextBefore: hasMore && last ? `${last.createdAt}|${last.id}` : null };
+  }
+
+  private shape(items: Item[], now: Date): Notification[] {
+    return items.map((item) => ({
       id: item.id,
       created_on_date: apiDate(item.createdAt, this.timeZone),
       created_on_time: apiTimeSeconds(item.createdAt, this.timeZone),

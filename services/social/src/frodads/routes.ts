@@ -1,5 +1,5 @@
 import { api } from '@castie/contracts';
-import { route, type Caller } from '@castie/platform';
+import { route, wantsPage, type Caller } from '@castie/platform';
 import type { PersonDoc } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
 import type { SocialContext } from '../context.ts';
@@ -26,8 +26,10 @@ export function frodadRoutes(app: FastifyInstance, ctx: SocialContext): void {
   route(
     app,
     api.social.frodadRequests,
-    async ({ caller }) => {
-      const { received, sent } = await ctx.people.requests(caller.userId);
+    async ({ caller, query }) => {
+      // Paged: received and sent together, newest first; each page's numbers count that page.
+      const paged = wantsPage(query) ? await ctx.people.requestsPage(caller.userId, query) : null;
+      const { received, sent } = paged ?? (await ctx.people.requests(caller.userId));
       // Deleted people vanish from the lists (decisions.md).
       const active = await ctx.people.activeByIds([...received, ...sent]);
       const entries = (ids: string[]) => ids.flatMap((id) => (active.has(id) ? [entry(active.get(id)!)] : []));
@@ -37,6 +39,7 @@ export function frodadRoutes(app: FastifyInstance, ctx: SocialContext): void {
         requests_received: requestsReceived.length > 0 ? requestsReceived : null,
         number_sent: requestsSent.length,
         requests_sent: requestsSent.length > 0 ? requestsSent : null,
+        ...(paged ? { has_more: paged.hasMore, next_before: paged.nextBefore } : {}),
       };
     },
     ctx.routeOptions,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { collectionSpec, DuplicateKeyError, type Collection, type CollectionSpec, type Doc, type DocumentStore, type Filter } from '../../index.ts';
+import { collectionSpec, DuplicateKeyError, instantKey, keysetPage, type Collection, type CollectionSpec, type Doc, type DocumentStore, type Filter } from '../../index.ts';
 
 /** Collection names unique per test, so adapters on a shared server need no clean-up between tests. */
 const unique = (prefix: string): string => `${prefix}_${randomUUID().slice(0, 8)}`;
@@ -621,6 +621,65 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
           await c.insertOne({ _id: 'one', handle: 'x', age: 1, tags: [] });
           throw new Error('boom');
         })).rejects.toThrow('boom');
+      });
+    });
+
+    describe('keyset pages (lists beyond the home tabs)', () => {
+      /** Twenty posts of one thread, ten instants with two posts each (the id breaks the tie), and noise of another thread. */
+      async function thread(): Promise<Collection<Person>> {
+        const c = empty('thread', [{ keys: { city: 1, joined: -1, _id: -1 } }]);
+        for (let i = 0; i < 20; i++) await c.insertOne({ _id: `p${String(i).padStart(2, '0')}`, handle: `h${i}`, age: i, city: 'Oslo', tags: [], joined: `2024-01-${String(1 + Math.floor(i / 2)).padStart(2, '0')}T00:00:00.000Z` });
+        await c.insertOne({ _id: 'x', handle: 'other', age: 0, city: 'Rome', tags: [], joined: MAY });
+        return c;
+      }
+      const walk = async (c: Collection<Person>, limit: number, keep?: (d: Person[]) => Person[], between?: () => Promise<void>) => {
+        const seen: string[] = [];
+        let before: string | undefined;
+        for (let n = 0; n < 50; n++) {
+          const page = await keysetPage(c, { limit, ...(before ? { before } : {}) }, { filter: { city: 'Oslo' }, key: 'joined', direction: -1, parseKey: instantKey, ...(keep ? { keep } : {}) });
+          seen.push(...page.items.map((d) => d._id));
+          if (!page.hasMore) {
+            expect(page.nextBefore).toBeNull();
+            return seen;
+          }
+          before = page.nextBefore!;
+          await between?.();
+        }
+        throw new Error('no end');
+      };
+
+      it('walks every document once, newest first with ties by id, while newer ones are added between pages', async () => {
+        const c = await thread();
+        let added = 0;
+        const seen = await walk(c, 3, undefined, async () => c.insertOne({ _id: `new${++added}`, handle: 'n', age: 0, city: 'Oslo', tags: [], joined: MAY }));
+        expect(seen).toEqual(Array.from({ length: 20 }, (_, i) => `p${String(19 - i).padStart(2, '0')}`));
+      });
+
+      it('skips kept-out documents inside the walk, so only the last page is short', async () => {
+        const c = await thread();
+        const pages: number[] = [];
+        let before: string | undefined;
+        for (;;) {
+          const page = await keysetPage(c, { limit: 4, ...(before ? { before } : {}) }, { filter: { city: 'Oslo' }, key: 'joined', direction: -1, keep: (d) => d.filter((p) => p.age % 3 === 0) });
+          pages.push(page.items.length);
+          if (!page.hasMore) break;
+          before = page.nextBefore!;
+        }
+        expect(pages).toEqual([4, 3]);
+      });
+
+      it('orders ascending by a unique tie field other than the id', async () => {
+        const c = await seeded([{ keys: { age: 1, handle: 1, _id: 1 } }]);
+        const first = await keysetPage(c, { limit: 2 }, { filter: {}, key: 'age', tie: 'handle', direction: 1, parseKey: (k) => Number(k) });
+        expect(inOrder(first.items)).toEqual(['e', 'b']);
+        expect(first.nextBefore).toBe('25|bob');
+        const second = await keysetPage(c, { limit: 2, before: first.nextBefore! }, { filter: {}, key: 'age', tie: 'handle', direction: 1, parseKey: (k) => Number(k) });
+        expect(inOrder(second.items)).toEqual(['a', 'c']);
+      });
+
+      it('refuses a cursor it cannot read', async () => {
+        const c = await thread();
+        for (const before of ['nobar', '|x', 'x|', 'yesterday|p01']) await expect(keysetPage(c, { before }, { filter: { city: 'Oslo' }, key: 'joined', direction: -1, parseKey: instantKey })).rejects.toMatchObject({ errorType: 'missing_request_data' });
       });
     });
 

@@ -221,6 +221,12 @@ async function signUp(handle: string, picture = false): Promise<User> {
   });
   return user;
 }
+/** A paged list's first page of one and, when there is one, its second (issue 13). */
+async function pageTwice(path: string, user: User, extra = ''): Promise<void> {
+  const first = (await get(`${path}?limit=1`, user)).body;
+  expect(first).toHaveProperty('has_more');
+  if (first.next_before) await get(`${path}?limit=1&before=${encodeURIComponent(first.next_before as string)}${extra}`, user);
+}
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 async function lastMailTo(email: string): Promise<string> {
@@ -292,6 +298,7 @@ describe('the OpenAPI document against a whole-system session', () => {
     // Frodads.
     await post('/api/add-frodad/bob/', {}, ada);
     await get('/api/frodad-requests/', bob);
+    await pageTwice('/api/frodad-requests/', bob);
     await post('/api/frodad-requests/ada/accept/', {}, bob);
     await post('/api/add-frodad/dee/', {}, ada);
     await post('/api/frodad-requests/ada/reject/', {}, dee);
@@ -300,6 +307,7 @@ describe('the OpenAPI document against a whole-system session', () => {
     await post('/api/unfrodad/dee/', {}, bob);
     await get('/api/search/people/?q=Tester&limit=10', ada);
     await get('/api/profile/ada/frodads/', bob);
+    await pageTwice('/api/profile/ada/frodads/', bob);
 
     // Casties, forecasts, comments.
     const set = (await post('/api/casties/create/', { group_slug: 'weather', poll_type: 'Regular', closes_on_date: '2026-03-02', closes_on_time: '08:00', question: 'Rain in Paris tomorrow?', answer_type: 'Set answer options', answer_option: ['Yes', 'No'], display_created_by: 'true' }, ada)).body.castie_uuid as string;
@@ -315,6 +323,7 @@ describe('the OpenAPI document against a whole-system session', () => {
     await post(`/api/report/comment/${another}/`, {}, ada);
     await post(`/api/report/castie/${open}/`, {}, bob);
     await get(`/api/casties/${set}/comments/`, ada);
+    await pageTwice(`/api/casties/${set}/comments/`, bob);
     await get(`/api/casties/${set}/`, ada);
     await get('/api/home/', bob);
     await get('/api/home/new/?limit=10&groups=weather&groups=club', bob);
@@ -328,11 +337,17 @@ describe('the OpenAPI document against a whole-system session', () => {
     await get('/api/groups/weather/followers/frodads/', bob);
     await get('/api/groups/weather/accuracy/', bob);
     await get('/api/hamburger/', bob);
+    await pageTwice('/api/groups/', bob);
+    await pageTwice('/api/groups/weather/followers/', bob);
+    await pageTwice('/api/groups/weather/followers/frodads/', bob);
+    await pageTwice('/api/profile/bob/groups/', ada, '&slugs_only=true');
     await get('/api/profile/bob/groups/', ada);
     await get('/api/profile/bob/groups/?slugs_only=true', ada);
     await get('/api/profile/ada/mycasties/', bob);
     await get('/api/profile/ada/mycasties/?ids_only=true', ada);
     await get('/api/profile/bob/stats/', ada);
+    await pageTwice('/api/profile/ada/mycasties/', ada, '&ids_only=true');
+    await pageTwice('/api/profile/bob/stats/', ada, '&ids_only=true');
 
     // Time passes; answers, scores and notifications.
     await admin('POST', '/admin/clock/', { advance_seconds: 2 * 24 * 3600 });
@@ -341,6 +356,8 @@ describe('the OpenAPI document against a whole-system session', () => {
     await ok({ method: 'POST', url: `/api/casties/${open}/answer/`, user: ada, json: { keyword: 'lions' } });
     await get('/api/leaderboard/', bob);
     await get('/api/leaderboard/weather/?limit=5', bob);
+    await get('/api/leaderboard/?limit=1&offset=0', bob);
+    await get('/api/leaderboard/?limit=2&offset=1', bob);
     await get('/api/initialize/', bob);
     await post('/api/login/', { last_seen_date: '2026-03-01', last_seen_time: '12:00:00' }, bob);
     await get('/api/notifications/?notification_type=castie-answered&notification_type=friend-request-accepted', bob);
@@ -351,6 +368,8 @@ describe('the OpenAPI document against a whole-system session', () => {
     const streamToken = (await post('/api/notifications/stream-token/', {}, bob)).body.token as string;
     await stream(`/api/notifications/stream/?token=${streamToken}`);
     await stream('/api/notifications/stream/', bob);
+    await pageTwice('/api/notifications/', bob);
+    await get('/api/notifications/?limit=5&notification_type=castie-answered', bob);
 
     // Account and preferences (dee).
     await get('/api/preferences/', dee);
@@ -422,6 +441,19 @@ describe('the OpenAPI document against a whole-system session', () => {
     for (const service of ['groups', 'casties', 'social', 'notifications']) await call({ method: 'GET', url: `/admin/read-models/${service}/dead-letters/?all=maybe`, admin: true });
     await call({ method: 'POST', url: '/api/preferences/edit/password/', user: ada, form: { new_password: 'ab' } });
     await call({ method: 'GET', url: '/api/home/?limit=0', user: ada });
+    // Paged lists (issue 13): a limit out of range, a malformed cursor.
+    await call({ method: 'GET', url: `/api/casties/${set}/comments/?limit=101`, user: ada });
+    await call({ method: 'GET', url: `/api/casties/${set}/comments/?before=garbage`, user: ada });
+    await call({ method: 'GET', url: '/api/profile/ada/mycasties/?limit=0', user: ada });
+    await call({ method: 'GET', url: '/api/groups/?limit=1000', user: ada });
+    await call({ method: 'GET', url: '/api/groups/weather/followers/?before=yesterday%7Cada', user: ada });
+    await call({ method: 'GET', url: '/api/groups/weather/followers/frodads/?limit=-1', user: ada });
+    await call({ method: 'GET', url: '/api/profile/bob/groups/?before=nobar', user: ada });
+    await call({ method: 'GET', url: '/api/frodad-requests/?before=soon%7Cbob', user: ada });
+    await call({ method: 'GET', url: '/api/profile/ada/frodads/?limit=0', user: ada });
+    await call({ method: 'GET', url: '/api/notifications/?before=later%7Cx', user: ada });
+    await call({ method: 'GET', url: '/api/leaderboard/?offset=-1', user: ada });
+    await call({ method: 'GET', url: '/api/profile/ada/stats/?before=2026-01-01%7C', user: ada });
     await call({ method: 'GET', url: '/api/profile/bob/edit/', user: ada });
     await call({ method: 'GET', url: '/api/leaderboard/weather/?limit=0', user: ada });
     await post('/api/groups/club/unfollow/', {}, eve);

@@ -1,0 +1,65 @@
+import { eventually, TestSystem, type TestUser } from '../../testing/harness.ts';
+import { badPagingQueries, pageQuery, walkPages } from '../../testing/paging.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+let sys: TestSystem;
+let hub: TestUser;
+const senders: string[] = [];
+async function requestFrom(): Promise<string> {
+  const u = await sys.signUp();
+  await eventually(async () => expect((await sys.post(`/api/add-frodad/${hub.handle}/`, {}, u)).status).toBe(200));
+  return u.handle;
+}
+
+beforeAll(async () => {
+  sys = await TestSystem.start();
+  hub = await sys.signUp();
+  // 110 friend requests (more than the whole list's 100), pairs at the same instant.
+  for (let i = 0; i < 110; i++) {
+    if (i % 2 === 0) sys.clock.advance(1);
+    senders.push(await requestFrom());
+  }
+  await eventually(async () => expect((await sys.get('/api/initialize/', hub)).body.number_notifications).toBe(100));
+}, 180_000);
+afterAll(() => sys.close());
+
+const data = (b: Record<string, unknown>) => (b.notifications as { data: string }[]).map((n) => n.data);
+
+describe('paging notifications', () => {
+  it('without paging parameters answers the newest 100, with no paging fields', async () => {
+    const whole = await sys.get('/api/notifications/', hub);
+    expect([...data(whole.body)].sort()).toEqual(senders.slice(-100).sort());
+    expect(whole.body).not.toHaveProperty('has_more');
+    expect(whole.body).not.toHaveProperty('next_before');
+  });
+
+  it('reaches every notification, older than the newest 100 too, once, while new ones arrive at the head', async () => {
+    const walked = await walkPages(
+      (c) => sys.get(`/api/notifications/${pageQuery(30, c)}`, hub),
+      data,
+      async () => {
+        sys.clock.advance(1);
+        await requestFrom();
+      },
+    );
+    expect(walked.pages.map((p) => p.ids.length)).toEqual([30, 30, 30, 20]);
+    expect(new Set(walked.ids).size).toBe(110);
+    expect([...walked.ids].sort()).toEqual([...senders].sort());
+    // Newest first: the last page holds the oldest requests.
+    expect(walked.pages.at(-1)!.ids).toContain(senders[0]);
+  });
+
+  it('pages a filtered list the same way', async () => {
+    const walked = await walkPages((c) => sys.get(`/api/notifications/${pageQuery(50, c, '&notification_type=friend-request-received')}`, hub), (b) => (b['friend-request-received'] as { data: string }[]).map((n) => n.data));
+    expect(walked.ids.length).toBe(senders.length + 3);
+    expect(new Set(walked.ids).size).toBe(walked.ids.length);
+  });
+
+  it('refuses a limit out of 1..100 and a malformed cursor with 400', async () => {
+    for (const q of badPagingQueries) {
+      const res = await sys.get(`/api/notifications/${q}`, hub);
+      expect(res.status, q).toBe(400);
+      expect(res.body).toMatchObject({ status: 400, error_type: 'missing_request_data' });
+    }
+  });
+});
