@@ -77,9 +77,14 @@ export const OwnDataExportSchema = z.object({
     requests_received: z.array(FrodadRequestEntrySchema),
     requests_sent: z.array(FrodadRequestEntrySchema),
   }),
-  /** As the Activity section lists them (newest 100), read without marking them read. */
+  /**
+   * Every notification of the requester, worded as the Activity section words them (not only the
+   * newest 100 it lists), read without marking them read: first those worked out on reading
+   * (castie-needs-answer, then a week's activity and new Casties, newest first), then the stored
+   * ones newest first.
+   */
   notifications: z.array(NotificationSchema),
-  /** The paged sections are in id order (stable, cheap to page), not by time: each item has its time. */
+  /** The Casty, forecast and comment sections are in id order (stable, cheap to page), not by time: each item has its time. */
   casties: z.array(ExportedCastieSchema),
   forecasts: z.array(ExportedForecastSchema),
   comments: z.array(ExportedCommentSchema),

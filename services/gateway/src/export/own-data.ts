@@ -1,4 +1,4 @@
-import type { ExportedCastie, ExportedComment, ExportedForecast, FrodadRequestsAnswer, OwnDataExport, ServiceName } from '@castie/contracts';
+import type { ExportedCastie, ExportedComment, ExportedForecast, FrodadRequestsAnswer, Notification, OwnDataExport, ServiceName } from '@castie/contracts';
 import { RateLimited, type Cache } from '@castie/platform';
 import archiver from 'archiver';
 import { Readable } from 'node:stream';
@@ -10,12 +10,15 @@ import { Readable } from 'node:stream';
  * so the gateway assembles the document, as it assembles nothing else: it only concatenates what
  * the services answer for the caller, in a fixed order, and holds no rule of its own.
  *
- * - Small sections (profile, preferences, groups, frodads and requests, notifications) are read
- *   first, through the public endpoints that show them to the caller in the app (or, for
- *   notifications, an internal route that reads the Activity list without marking it read). A
- *   failure there still answers a proper error envelope, because nothing has been sent yet.
- * - Large sections (Casties created, forecasts, comments) are paged from the casties service's
- *   internal routes `/internal/export/<section>/?after=<cursor>&limit=<n>`: each page is a small
+ * - Small sections (profile, preferences, groups, frodads and requests) are read first, through
+ *   the public endpoints that show them to the caller in the app. A failure there still answers a
+ *   proper error envelope, because nothing has been sent yet.
+ * - Large sections (notifications, Casties created, forecasts, comments) are paged from internal
+ *   routes `/internal/export/<section>/?after=<cursor>&limit=<n>` (notifications from the
+ *   notifications service, read without marking them read; the rest from the casties service).
+ *   Notifications are every one of the person's, not the newest 100 the app lists: the first page
+ *   leads with those worked out on reading (computed once), then the stored ones are paged from
+ *   their (userId, createdAt, _id) index, newest first. Each page is a small
  *   ordinary request (`{ items, next }`, from an index that starts with the owner), so the service
  *   client keeps returning whole Buffers, the cluster needs no streaming client, and each page is
  *   written to the answer before the next one is asked for. The answer is a Node stream pulled by
@@ -48,19 +51,18 @@ export class ServiceAnswered extends Error {
 /** Items per internal page: small enough to keep memory flat, large enough to keep requests few. */
 export const EXPORT_PAGE_SIZE = 500;
 
-type SmallSections = Pick<OwnDataExport, 'profile' | 'preferences' | 'groups' | 'frodads' | 'frodad_requests' | 'notifications'>;
+type SmallSections = Pick<OwnDataExport, 'profile' | 'preferences' | 'groups' | 'frodads' | 'frodad_requests'>;
 
 /** The sections that are small by nature, each from what the app shows the caller. */
 export async function readSmallSections(source: ExportSource, handle: string): Promise<SmallSections> {
   const h = encodeURIComponent(handle);
-  const [profile, email, preferences, groups, frodads, requests, notifications] = await Promise.all([
+  const [profile, email, preferences, groups, frodads, requests] = await Promise.all([
     source.get('identity', `/api/profile/${h}/edit/`),
     source.get('identity', '/api/preferences/edit/email/'),
     source.get('identity', '/api/preferences/'),
     source.get('groups', '/api/groups/'),
     source.get('social', `/api/profile/${h}/frodads/`),
     source.get('social', '/api/frodad-requests/'),
-    source.get('notifications', '/internal/export/notifications/'),
   ]);
   const { status: _p, ...profileFields } = profile;
   const allGroups = groups.groups as SmallSections['groups'];
@@ -72,12 +74,12 @@ export async function readSmallSections(source: ExportSource, handle: string): P
     groups: Object.fromEntries(Object.entries(allGroups).filter(([, g]) => g.following || g.access === 'pending')),
     frodads: (typeof frodads.myFrodads === 'object' ? frodads.myFrodads : {}) as SmallSections['frodads'],
     frodad_requests: { requests_received: received.requests_received ?? [], requests_sent: received.requests_sent ?? [] },
-    notifications: notifications.items as SmallSections['notifications'],
   };
 }
 
-export type PagedSection = 'casties' | 'forecasts' | 'comments';
+export type PagedSection = 'notifications' | 'casties' | 'forecasts' | 'comments';
 interface SectionItem {
+  notifications: Notification;
   casties: ExportedCastie;
   forecasts: ExportedForecast;
   comments: ExportedComment;
@@ -87,7 +89,7 @@ interface SectionItem {
 export async function* sectionPages<S extends PagedSection>(source: ExportSource, section: S, onPage: () => Promise<void> = async () => {}): AsyncGenerator<SectionItem[S][]> {
   let after: string | null = null;
   do {
-    const page: Record<string, unknown> = await source.get('casties', `/internal/export/${section}/?limit=${EXPORT_PAGE_SIZE}${after === null ? '' : `&after=${encodeURIComponent(after)}`}`);
+    const page: Record<string, unknown> = await source.get(section === 'notifications' ? 'notifications' : 'casties', `/internal/export/${section}/?limit=${EXPORT_PAGE_SIZE}${after === null ? '' : `&after=${encodeURIComponent(after)}`}`);
     after = typeof page.next === 'string' ? page.next : null;
     await onPage();
     yield page.items as SectionItem[S][];
@@ -96,10 +98,10 @@ export async function* sectionPages<S extends PagedSection>(source: ExportSource
 
 /** The JSON document, as text pieces: the small sections at once, then each large one page by page. */
 export async function* jsonDocument(small: SmallSections, source: ExportSource, exportedAt: Date, onPage?: () => Promise<void>): AsyncGenerator<string> {
-  const head: Omit<OwnDataExport, 'casties' | 'forecasts' | 'comments'> = { status: 200, exported_at: exportedAt.toISOString(), ...small };
+  const head: Omit<OwnDataExport, PagedSection> = { status: 200, exported_at: exportedAt.toISOString(), ...small };
   const text = JSON.stringify(head);
   yield text.slice(0, -1);
-  for (const section of ['casties', 'forecasts', 'comments'] as const) {
+  for (const section of ['notifications', 'casties', 'forecasts', 'comments'] as const) {
     yield `,${JSON.stringify(section)}:[`;
     let first = true;
     for await (const items of sectionPages(source, section, onPage)) {
@@ -132,9 +134,9 @@ const csvColumns = {
   forecasts: ['forecast_id', 'uuid', 'group', 'question', 'forecast', 'answer_id', 'placed_at', 'is_active', 'endDate', 'endTime', 'answerSubmitted', 'is_correct', 'points_earned'],
   casties: ['uuid', 'group', 'question', 'answer_options', 'created_at', 'endDate', 'endTime', 'forecasts', 'answered', 'correct_answer_id', 'correct_text'],
   comments: ['uuid', 'castie', 'question', 'text', 'posted_at'],
-} as const satisfies Record<PagedSection, readonly string[]>;
+} as const satisfies Record<Exclude<PagedSection, 'notifications'>, readonly string[]>;
 
-async function* csvOf<S extends PagedSection>(source: ExportSource, section: S, onPage?: () => Promise<void>): AsyncGenerator<string> {
+async function* csvOf<S extends keyof typeof csvColumns>(source: ExportSource, section: S, onPage?: () => Promise<void>): AsyncGenerator<string> {
   const columns = csvColumns[section] as readonly string[];
   yield csvRow(columns);
   for await (const items of sectionPages(source, section, onPage)) {

@@ -239,6 +239,42 @@ export class NotificationViews {
     return { list: this.shape([...needs, ...items], now), hasMore, nextBefore: hasMore && last ? `${last.createdAt}|${last.id}` : null };
   }
 
+  /**
+   * One page of the own-data export's notifications: every one of the person's, read without
+   * marking anything read. The stored ones are paged from the (userId, createdAt, _id) index,
+   * newest first, `limit` at a time after the cursor `after` (`<createdAt>|<id>`, the `next` of the
+   * previous page). Those worked out on reading (Casties waiting for an answer, a week's activity,
+   * new Casties in followed groups) are computed once, on the first page (no `after`), and lead it:
+   * they are few items (one per Castie or group) but costly to work out (new Casties reads every
+   * Castie of the week in each followed group), so they are not recomputed for every page, and
+   * pages after the first cost one index range each whatever the person's history.
+   */
+  async exportPage(userId: string, now: Date, after: string | null, limit: number): Promise<{ items: Notification[]; next: string | null }> {
+    const first = after === null;
+    const [stored, worked] = await Promise.all([
+      keysetPage(this.#c.notifications, { limit, ...(first ? {} : { before: after }) }, {
+        filter: { userId, createdAt: { $lte: now.toISOString() } },
+        key: 'createdAt',
+        direction: -1,
+        parseKey: instantKey,
+        keep: async (docs) => {
+          const shown = new Set((await this.render(docs)).map((i) => i.id));
+          return docs.filter((d) => shown.has(d._id));
+        },
+      }),
+      first ? this.workedOut(userId, now) : Promise.resolve([] as Item[]),
+    ]);
+    return { items: this.shape([...worked, ...(await this.render(stored.items))], now), next: stored.nextBefore };
+  }
+
+  /** The notifications worked out on reading: castie-needs-answer first, then the rest newest first. */
+  private async workedOut(userId: string, now: Date): Promise<Item[]> {
+    const lastRetrievedAt = await this.lastRetrievedAt(userId);
+    const [derived, fresh, needing] = await Promise.all([this.fromActivity(userId, now, lastRetrievedAt), this.newCasties(userId, now, lastRetrievedAt), this.needingAnswer(userId, now)]);
+    const needs: Item[] = needing.map((c) => ({ id: null, type: 'castie-needs-answer', createdAt: c.endsAt!, data: c._id, message: 'Your Castie has ended- time to answer it!' }));
+    return [...needs, ...[...derived, ...fresh].sort(newestFirst)];
+  }
+
   private shape(items: Item[], now: Date): Notification[] {
     return items.map((item) => ({
       id: item.id,
