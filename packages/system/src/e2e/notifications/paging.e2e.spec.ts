@@ -1,3 +1,4 @@
+import { OwnDataExportSchema, type Notification } from '@castie/contracts';
 import { eventually, TestSystem, type TestUser } from '../../testing/harness.ts';
 import { badPagingQueries, pageQuery, walkPages } from '../../testing/paging.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,6 +54,22 @@ describe('paging notifications', () => {
     const walked = await walkPages((c) => sys.get(`/api/notifications/${pageQuery(50, c, '&notification_type=friend-request-received')}`, hub), (b) => (b['friend-request-received'] as { data: string }[]).map((n) => n.data));
     expect(walked.ids.length).toBe(senders.length + 3);
     expect(new Set(walked.ids).size).toBe(walked.ids.length);
+  });
+
+  it("the own-data export holds every notification (beyond the newest 100), as walking the pages gives them, and marks none read", async () => {
+    const before = (await sys.get('/api/initialize/', hub)).body;
+    const key = (n: Notification) => JSON.stringify([n.id, n.notification_type, n.data, n.message, n.created_on_date, n.created_on_time]);
+    const walked = await walkPages(
+      (c) => sys.get(`/api/notifications/${pageQuery(100, c)}`, hub),
+      (b) => (b.notifications as Notification[]).map(key),
+    );
+    const res = await sys.get('/api/export/', hub);
+    expect(res.status).toBe(200);
+    const exported = OwnDataExportSchema.parse(JSON.parse(res.text)).notifications.map(key);
+    expect(exported.length).toBeGreaterThan(100);
+    expect(new Set(exported).size).toBe(exported.length);
+    expect([...exported].sort()).toEqual([...walked.ids].sort());
+    expect((await sys.get('/api/initialize/', hub)).body).toEqual(before);
   });
 
   it('refuses a limit out of 1..100 and a malformed cursor with 400', async () => {
