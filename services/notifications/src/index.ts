@@ -1,1 +1,2 @@
 export { notificationsModule } from './module.ts';
+export { NOTIFICATIONS } from './read-model/projection.ts';

@@ -1,10 +1,13 @@
-import { OwnDataExportSchema, type Notification } from '@castie/contracts';
+import { internalHeaders, OwnDataExportSchema, type Notification } from '@castie/contracts';
+import { NOTIFICATIONS } from '@castie/notifications';
+import type { DocumentStore } from '@castie/platform';
 import { eventually, TestSystem, type TestUser } from '../../testing/harness.ts';
 import { badPagingQueries, pageQuery, walkPages } from '../../testing/paging.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let sys: TestSystem;
 let hub: TestUser;
+let notificationsStore: DocumentStore;
 const senders: string[] = [];
 async function requestFrom(): Promise<string> {
   const u = await sys.signUp();
@@ -13,7 +16,12 @@ async function requestFrom(): Promise<string> {
 }
 
 beforeAll(async () => {
-  sys = await TestSystem.start();
+  sys = await TestSystem.start({
+    wrapDocuments: (service, store) => {
+      if (service === 'notifications') notificationsStore = store;
+      return store;
+    },
+  });
   hub = await sys.signUp();
   // 110 friend requests (more than the whole list's 100), pairs at the same instant.
   for (let i = 0; i < 110; i++) {
@@ -70,6 +78,29 @@ describe('paging notifications', () => {
     expect(new Set(exported).size).toBe(exported.length);
     expect([...exported].sort()).toEqual([...walked.ids].sort());
     expect((await sys.get('/api/initialize/', hub)).body).toEqual(before);
+  });
+
+  it("the export's internal pages walk the stored notifications by their index, newest first, once each", async () => {
+    const userId = (await notificationsStore.collection(NOTIFICATIONS).findOne({ type: 'friend-request-received' }))!.userId;
+    const app = sys.system.services.get('notifications')!.app;
+    const pages: Notification[][] = [];
+    let after: string | null = null;
+    do {
+      const res = await app.inject({ method: 'GET', url: `/internal/export/notifications/?limit=7${after ? `&after=${encodeURIComponent(after)}` : ''}`, headers: { [internalHeaders.userId]: userId } });
+      expect(res.statusCode).toBe(200);
+      const body = res.json<{ items: Notification[]; next: string | null }>();
+      pages.push(body.items);
+      after = body.next;
+    } while (after !== null && pages.length < 100);
+    const ids = pages.flat().map((n) => n.id);
+    expect(pages.length).toBeGreaterThan(15);
+    expect(ids.length).toBeGreaterThan(110);
+    expect(new Set(ids).size).toBe(ids.length);
+    // Stored ones newest first across pages.
+    const times = pages.flat().map((n) => `${n.created_on_date} ${n.created_on_time}`);
+    expect([...times].sort().reverse()).toEqual(times);
+    const bad = await app.inject({ method: 'GET', url: '/internal/export/notifications/?after=nobar', headers: { [internalHeaders.userId]: userId } });
+    expect(bad.statusCode).toBe(400);
   });
 
   it('refuses a limit out of 1..100 and a malformed cursor with 400', async () => {
