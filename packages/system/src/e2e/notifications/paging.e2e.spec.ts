@@ -86,9 +86,9 @@ describe('paging notifications', () => {
     const pages: Notification[][] = [];
     let after: string | null = null;
     do {
-      const res = await app.inject({ method: 'GET', url: `/internal/export/notifications/?limit=7${after ? `&after=${encodeURIComponent(after)}` : ''}`, headers: { [internalHeaders.userId]: userId } });
+      const res: { statusCode: number; json: () => unknown } = await app.inject({ method: 'GET', url: `/internal/export/notifications/?limit=7${after ? `&after=${encodeURIComponent(after)}` : ''}`, headers: { [internalHeaders.userId]: userId } });
       expect(res.statusCode).toBe(200);
-      const body = res.json<{ items: Notification[]; next: string | null }>();
+      const body = res.json() as { items: Notification[]; next: string | null };
       pages.push(body.items);
       after = body.next;
     } while (after !== null && pages.length < 100);
