@@ -47,7 +47,7 @@ export const offsetPageQuery = {
   offset: z
     .preprocess(integer, z.number().int().min(0).max(1_000_000))
     .optional()
-    .meta({ description: 'Entries to skip (the next_offset of the previous page); sending it pages the overall leaderboard.' }),
+    .meta({ description: 'Entries to skip (the next_offset of the previous page); sending it pages the board (overall or of a group).' }),
 };
 export const offsetPageInfo = {
   has_more: z.boolean().optional().meta({ description: 'Only on paged requests: true when more entries follow.' }),

@@ -188,13 +188,13 @@ export class GroupDirectory {
    * A group's leaderboard: its active followers by group XP, most first (ties by handle), at
    * most `limit`.
    */
-  async leaderboard(slug: string, limit: number): Promise<{ person: PersonDoc; xp: number }[]> {
+  async leaderboard(slug: string, limit: number, offset = 0): Promise<{ person: PersonDoc; xp: number }[]> {
     const followers = await this.people.activeByIds(await this.followerIds(slug));
     const xp = new Map((await this.#scores.find({ slug: slug.toLowerCase() })).map((s) => [s.userId, s.xp]));
     return [...followers.values()]
       .map((person) => ({ person, xp: xp.get(person._id) ?? 0 }))
       .sort((a, b) => b.xp - a.xp || a.person.handleLower.localeCompare(b.person.handleLower))
-      .slice(0, limit);
+      .slice(offset, offset + limit);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { api, DomainError, levelFor } from '@castie/contracts';
+import { api, levelFor } from '@castie/contracts';
 import { route, type RouteOptions } from '@castie/platform';
 import type { GroupDirectory, People, PersonDoc } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
@@ -30,11 +30,17 @@ export function leaderboardRoutes(app: FastifyInstance, ctx: LeaderboardRoutesDe
         const top = found.slice(0, query.limit);
         return { leaderboard_groups, leaderboard_profiles: top.map((p) => ({ ...entry(p), level: levelFor(p.xp) })), has_more: hasMore, next_offset: hasMore ? query.offset + query.limit : null };
       }
-      // A group's board is ranked over its followers in memory; it keeps its single `limit` page.
-      if (query.offset !== undefined) throw new DomainError('missing_request_data', 'offset pages the overall leaderboard only');
+      // A group's board is ranked over its followers in memory (sorted sets would serve it from
+      // an index); offset pages that ranking as the overall board's pages its index.
       const group = await ctx.groups.require(params.group_slug);
-      const board = await ctx.groups.leaderboard(group.slug, query.limit);
-      return { leaderboard_groups, leaderboard_profiles: board.map(({ person, xp }) => ({ ...entry(person), xp })) };
+      if (query.offset === undefined) {
+        const board = await ctx.groups.leaderboard(group.slug, query.limit);
+        return { leaderboard_groups, leaderboard_profiles: board.map(({ person, xp }) => ({ ...entry(person), xp })) };
+      }
+      const found = await ctx.groups.leaderboard(group.slug, query.limit + 1, query.offset);
+      const hasMore = found.length > query.limit;
+      const board = found.slice(0, query.limit);
+      return { leaderboard_groups, leaderboard_profiles: board.map(({ person, xp }) => ({ ...entry(person), xp })), has_more: hasMore, next_offset: hasMore ? query.offset + query.limit : null };
     },
     ctx.routeOptions,
   );

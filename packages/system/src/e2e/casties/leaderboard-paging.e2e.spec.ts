@@ -42,8 +42,29 @@ describe('paging the overall leaderboard with offset', () => {
     expect(seen.slice(0, before.length)).toEqual(before);
   });
 
-  it('refuses a negative or non-numeric offset, and an offset on a group board, with 400', async () => {
-    for (const url of ['/api/leaderboard/?offset=-1', '/api/leaderboard/?offset=two', '/api/leaderboard/?limit=0&offset=0', '/api/leaderboard/board/?offset=5']) {
+  it('pages a group board the same way: every follower once, in rank order', async () => {
+    const followers: TestUser[] = [];
+    for (let i = 0; i < 7; i++) {
+      const u = await sys.signUp();
+      expect((await sys.post('/api/groups/board/follow/', {}, u)).status).toBe(200);
+      followers.push(u);
+    }
+    const whole = await sys.get('/api/leaderboard/board/', viewer);
+    expect(whole.body).not.toHaveProperty('has_more');
+    const seen: string[] = [];
+    let offset: number | null = 0;
+    while (offset !== null) {
+      const res = await sys.get(`/api/leaderboard/board/?limit=3&offset=${offset}`, viewer);
+      expect(res.status).toBe(200);
+      seen.push(...handles(res.body));
+      offset = res.body.has_more ? (res.body.next_offset as number) : null;
+    }
+    expect(seen).toEqual(handles(whole.body));
+    expect([...seen].sort()).toEqual(followers.map((f) => f.handle).sort());
+  });
+
+  it('refuses a negative or non-numeric offset with 400', async () => {
+    for (const url of ['/api/leaderboard/?offset=-1', '/api/leaderboard/?offset=two', '/api/leaderboard/?limit=0&offset=0', '/api/leaderboard/board/?offset=-5']) {
       const res = await sys.get(url, viewer);
       expect(res.status, url).toBe(400);
       expect(res.body).toMatchObject({ status: 400, error_type: 'missing_request_data' });
