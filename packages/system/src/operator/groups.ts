@@ -1,23 +1,10 @@
+import { AdminGroupSchema, groupsAdminApi } from '@castie/contracts';
 import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { OperatorError } from './admin-client.ts';
 import type { Command, CommandContext } from './command.ts';
 import { record, table } from './table.ts';
 
-/** A group as the admin API answers it (AdminGroupSchema). */
-interface AdminGroup {
-  slug: string;
-  groupName: string;
-  groupInfoText: string;
-  groupIcon: string;
-  requiresApproval: boolean;
-  accessDeniedMessage: string;
-  restrictCreation: boolean;
-  followersCount: number;
-  numberCasties: number;
-  admins: string[];
-  creators: string[];
-}
 
 const ICON_TYPES: Record<string, string> = { '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.gif': 'image/gif' };
 
@@ -25,7 +12,7 @@ const enc = encodeURIComponent;
 
 function showGroup(ctx: CommandContext, answer: Record<string, unknown>): void {
   if (ctx.json) return ctx.printJson(answer);
-  const g = answer.group as AdminGroup;
+  const g = AdminGroupSchema.parse(answer.group);
   ctx.print(
     record([
       ['slug', g.slug],
@@ -136,7 +123,7 @@ export const groupCommands: Command[] = [
     async run(ctx) {
       const answer = await ctx.client().get('/admin/groups/');
       if (ctx.json) return ctx.printJson(answer);
-      const rows = (answer.groups as AdminGroup[]).map((g) => ({ ...g, approval: g.requiresApproval, restricted: g.restrictCreation, icon: g.groupIcon ? 'yes' : 'no' }));
+      const rows = groupsAdminApi.listGroups.response.parse(answer).groups.map((g) => ({ ...g, approval: g.requiresApproval, restricted: g.restrictCreation, icon: g.groupIcon ? 'yes' : 'no' }));
       ctx.print(
         table(
           rows,
@@ -188,15 +175,6 @@ export const groupCommands: Command[] = [
   },
 ];
 
-interface AccessRequest {
-  group_slug: string;
-  groupName: string;
-  handle: string;
-  firstName: string;
-  lastName: string;
-  requestedDate: string;
-  requestedTime: string;
-}
 
 async function answerRequest(ctx: CommandContext, action: 'grant' | 'deny'): Promise<void> {
   const answer = await ctx.client().post(`/admin/groups/${enc(ctx.args.slug!)}/access/${enc(ctx.args.handle!)}/${action}/`);
@@ -215,7 +193,7 @@ export const requestCommands: Command[] = [
       const group = ctx.options.group;
       const answer = await ctx.client().get(`/admin/access-requests/${typeof group === 'string' ? `?group=${enc(group)}` : ''}`);
       if (ctx.json) return ctx.printJson(answer);
-      const rows = (answer.requests as AccessRequest[]).map((r) => ({ ...r, name: `${r.firstName} ${r.lastName}`, requested: `${r.requestedDate} ${r.requestedTime.slice(0, 8)}` }));
+      const rows = groupsAdminApi.accessRequests.response.parse(answer).requests.map((r) => ({ ...r, name: `${r.firstName} ${r.lastName}`, requested: `${r.requestedDate} ${r.requestedTime.slice(0, 8)}` }));
       ctx.print(
         table(
           rows,

@@ -1,4 +1,5 @@
-import { readModelServices, type DeadLetter } from '@castie/contracts';
+import { DeadLetterSchema, readModelServices } from '@castie/contracts';
+import { z } from 'zod';
 import { OperatorError } from './admin-client.ts';
 import type { Command, CommandContext } from './command.ts';
 import { table } from './table.ts';
@@ -51,7 +52,7 @@ export const deadLetterCommands: Command[] = [
       for (const name of names) answers.push({ name, answer: await lettersOf(ctx, name, all) });
       if (ctx.json) return ctx.printJson(names.length === 1 ? answers[0]!.answer : Object.fromEntries(answers.map((a) => [a.name, a.answer])));
       const rows = answers.flatMap(({ name, answer }) =>
-        (answer.dead_letters as DeadLetter[]).map((d) => ({ ...d, service: name, projections: d.projections.length > 0 ? d.projections : ['(contract)'], at: d.deadLetteredAt.slice(0, 19).replace('T', ' ') })),
+        z.array(DeadLetterSchema).parse(answer.dead_letters).map((d) => ({ ...d, service: name, projections: d.projections.length > 0 ? d.projections : ['(contract)'], at: d.deadLetteredAt.slice(0, 19).replace('T', ' ') })),
       );
       ctx.print(
         table(
