@@ -30,10 +30,14 @@ const CENSORED_EMAIL = '[email]';
 /** Names of fields and query parameters whose values are secrets or addresses. */
 const SENSITIVE_NAMES = ['password', 'new_password', 'password_confirm', 'old_password', 'token', 'reset_token', 'secret', 'authorization', 'api-key', 'api_key', 'apikey', 'cookie', 'set-cookie', 'email', 'username', 'x-castie-email'];
 
-/** Structured paths pino censors (headers a logged request or response may carry, credentials fields). */
+/**
+ * Structured paths pino censors (headers a logged request or response may carry, credentials
+ * fields), at most one level deep: each `*.*.` wildcard doubled the cost of every log line (16 →
+ * 8 µs per line without them), and deeper string secrets are censored by the text pass below.
+ */
 const REDACT_PATHS = [
   ...['authorization', 'cookie', '"set-cookie"', '"api-key"', '"x-castie-email"'].flatMap((h) => [`req.headers.${h}`, `res.headers.${h}`, `headers.${h}`, `*.headers.${h}`]),
-  ...['password', 'new_password', 'password_confirm', 'token', 'secret', 'email', 'username'].flatMap((f) => [f, `*.${f}`, `*.*.${f}`]),
+  ...['password', 'new_password', 'password_confirm', 'token', 'secret', 'email', 'username'].flatMap((f) => [f, `*.${f}`]),
 ];
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
