@@ -109,9 +109,9 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
       ...(logger ? { logger: logger.child({ service: module.name }) } : {}),
     });
     operations.installService(module.name, built);
+    clients[module.name] = inProcessClient(built.app);
     await built.app.ready();
     services.set(module.name, built);
-    clients[module.name] = inProcessClient(built.app);
     logger?.info({ service: module.name, ms: Date.now() - started }, 'service ready');
   }
 

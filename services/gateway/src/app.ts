@@ -17,7 +17,7 @@ import { defaultLiveLimits, LiveStreams, type LiveLimits } from './live/live-str
 import { StreamTokens } from './live/stream-tokens.ts';
 import { mediaRoutes } from './media/routes.ts';
 import { publicRoutes, type PublicRoute } from './routing/routes.ts';
-import type { ServiceClient } from './routing/service-client.ts';
+import { bodyText, type ServiceClient } from './routing/service-client.ts';
 import { SessionPositions } from './sessions/session-positions.ts';
 import { readMultipart, withoutClientUploadRefs, type ReadBody } from './uploads/multipart.ts';
 
@@ -162,7 +162,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
         const type = res.headers['content-type'];
         const retryAfter = res.headers['retry-after'];
         if (res.statusCode !== 200) throw new ServiceAnswered(res.statusCode, res.body, typeof type === 'string' ? type : 'application/json; charset=utf-8', typeof retryAfter === 'string' ? retryAfter : undefined);
-        return JSON.parse(res.body.toString('utf8')) as Record<string, unknown>;
+        return JSON.parse(bodyText(res)) as Record<string, unknown>;
       },
     };
     const type = csv ? 'application/zip' : 'application/json; charset=utf-8';
@@ -241,7 +241,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     const headers = { 'x-request-id': `live-${user.userId}`, ...(await userHeaders(user)) };
     const res = await serviceOf('notifications').request({ method: 'GET', url: '/api/initialize/', headers });
     if (res.statusCode !== 200) throw new Error(`initialize answered ${res.statusCode}`);
-    return NotificationCountsSchema.parse(JSON.parse(res.body.toString('utf8')));
+    return NotificationCountsSchema.parse(JSON.parse(bodyText(res)));
   }
 
   /**

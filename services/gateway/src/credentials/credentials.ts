@@ -1,5 +1,5 @@
 import { AuthenticatedUserSchema, type AuthenticatedUser } from '@castie/contracts';
-import type { ServiceClient } from '../routing/service-client.ts';
+import { bodyText, type ServiceClient } from '../routing/service-client.ts';
 
 export interface Presented {
   email: string;
@@ -25,6 +25,6 @@ export function presentedCredentials(authorization: string | undefined, body: Re
 export async function authenticate(identity: ServiceClient, presented: Presented, requestId: string): Promise<AuthenticatedUser | null> {
   const res = await identity.request({ method: 'POST', url: '/internal/authenticate', headers: { 'x-request-id': requestId }, body: { email: presented.email, password: presented.password } });
   if (res.statusCode !== 200) return null;
-  const user = AuthenticatedUserSchema.safeParse(JSON.parse(res.body.toString('utf8')));
+  const user = AuthenticatedUserSchema.safeParse(JSON.parse(bodyText(res)));
   return user.success ? user.data : null;
 }

@@ -39,7 +39,7 @@ export interface ExportSource {
 export class ServiceAnswered extends Error {
   constructor(
     readonly statusCode: number,
-    readonly body: Buffer,
+    readonly body: Buffer | string,
     readonly contentType: string,
     readonly retryAfter: string | undefined,
   ) {

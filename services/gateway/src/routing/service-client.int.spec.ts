@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpClient } from './service-client.ts';
+import Fastify from 'fastify';
+import { bodyText, httpClient, inProcessClient } from './service-client.ts';
 
 describe('the cluster gateway’s HTTP client', () => {
   let server: Server;
@@ -28,5 +29,47 @@ describe('the cluster gateway’s HTTP client', () => {
   it('sends an ordinary path as it is', async () => {
     await httpClient(base).request({ method: 'GET', url: '/api/home/new/?ids=true', headers: {} });
     expect(seen.at(-1)?.url).toBe('/api/home/new/?ids=true');
+  });
+});
+
+describe('the embedded gateway’s in-process client', () => {
+  const app = Fastify();
+  const client = inProcessClient(app);
+  const page = JSON.stringify({ status: 200, question: 'Ünïcode — “quotes” 🎲', list: Array.from({ length: 2000 }, (_, i) => i) });
+  app.get('/text', async (_request, reply) => reply.type('application/json; charset=utf-8').send(page));
+  app.get('/bytes', async (_request, reply) => reply.type('image/png').send(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 255])));
+  app.get('/fails', async () => {
+    throw Object.assign(new Error('nope'), { statusCode: 409 });
+  });
+  app.post('/echo', async (request) => ({ status: 200, got: request.body }));
+  beforeAll(() => app.ready());
+  afterAll(() => app.close());
+
+  it('hands a text answer over as the same text, with its status and content type', async () => {
+    const res = await client.request({ method: 'GET', url: '/text', headers: {} });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(bodyText(res)).toBe(page);
+  });
+
+  it('hands bytes over as bytes, unchanged', async () => {
+    const res = await client.request({ method: 'GET', url: '/bytes', headers: {} });
+    expect(Buffer.isBuffer(res.body)).toBe(true);
+    expect([...(res.body as Buffer)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0, 255]);
+  });
+
+  it('passes error answers and JSON bodies through', async () => {
+    const failed = await client.request({ method: 'GET', url: '/fails', headers: {} });
+    expect(failed.statusCode).toBe(409);
+    expect(JSON.parse(bodyText(failed))).toMatchObject({ message: 'nope' });
+    const echoed = await client.request({ method: 'POST', url: '/echo', headers: {}, body: { a: 'b' } });
+    expect(JSON.parse(bodyText(echoed))).toEqual({ status: 200, got: { a: 'b' } });
+  });
+
+  it('leaves requests injected by anyone else (without its token) with their bytes', async () => {
+    const direct = await app.inject({ method: 'GET', url: '/text' });
+    expect(direct.payload).toBe(page);
+    const forged = await app.inject({ method: 'GET', url: '/text', headers: { 'x-castie-in-process': 'guess' } });
+    expect(forged.payload).toBe(page);
   });
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { request as httpRequest } from 'undici';
 
@@ -13,8 +14,12 @@ export interface ServiceRequest {
 export interface ServiceResponse {
   statusCode: number;
   headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
+  /** The bytes, or (in process) the text the service answered, handed over as it is. */
+  body: Buffer | string;
 }
+
+/** A service's answer as text (JSON answers are UTF-8). */
+export const bodyText = (res: Pick<ServiceResponse, 'body'>): string => (typeof res.body === 'string' ? res.body : res.body.toString('utf8'));
 
 /**
  * How the gateway reaches a service: the same HTTP contract either way. Embedded: in process
@@ -24,19 +29,40 @@ export interface ServiceClient {
   request(req: ServiceRequest): Promise<ServiceResponse>;
 }
 
+/**
+ * The in-process client of a service app; call it before the app is ready (it adds a hook).
+ *
+ * Its requests go through Fastify's inject, so they meet the same routes, hooks and error handling
+ * as over HTTP, but a text answer is handed over as the string the service made instead of as
+ * bytes: light-my-request encodes a text payload into a Buffer twice, concatenates the chunks and
+ * decodes them again (measured: 1.4 ms of a 94 KB home page's 4.3 ms in the casties service, a
+ * third of it garbage collection). The service's `onSend` hook keeps such a payload aside for the
+ * response it belongs to and sends an empty body; the client picks the text up. Only requests
+ * carrying this client's own token (random per client, never seen outside the process) are
+ * answered so; anything else injected into the app (tests) gets its bytes as usual, and streams
+ * and Buffers (media) always go as bytes.
+ */
 export function inProcessClient(app: FastifyInstance): ServiceClient {
+  const token = randomBytes(16).toString('hex');
+  const texts = new WeakMap<object, string>();
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (typeof payload !== 'string' || request.headers[IN_PROCESS] !== token) return payload;
+    texts.set(reply.raw, payload);
+    return '';
+  });
   return {
     async request(req) {
-      const res = await app.inject({
-        method: req.method as 'GET',
-        url: req.url,
-        headers: req.body === undefined ? req.headers : { ...req.headers, 'content-type': 'application/json' },
-        ...(req.body === undefined ? {} : { payload: JSON.stringify(req.body) }),
-      });
-      return { statusCode: res.statusCode, headers: res.headers as ServiceResponse['headers'], body: res.rawPayload };
+      const headers = { ...req.headers, [IN_PROCESS]: token, ...(req.body === undefined ? {} : { 'content-type': 'application/json' }) };
+      const res = await app.inject({ method: req.method as 'GET', url: req.url, headers, ...(req.body === undefined ? {} : { payload: JSON.stringify(req.body) }) });
+      const text = texts.get(res.raw.res);
+      const { 'content-length': _length, ...rest } = res.headers;
+      return { statusCode: res.statusCode, headers: (text === undefined ? res.headers : rest) as ServiceResponse['headers'], body: text ?? res.rawPayload };
     },
   };
 }
+
+/** The header that marks the in-process client's own requests (its value is the client's token). */
+const IN_PROCESS = 'x-castie-in-process';
 
 export function httpClient(baseUrl: string): ServiceClient {
   // The service's origin, joined with the path as text: resolving the client's path as a relative
