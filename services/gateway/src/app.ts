@@ -1,5 +1,5 @@
 import { DomainError, internalHeaders, messages, NotificationCountsSchema, notificationsLiveApi, OwnDataExportQuerySchema, type AuthenticatedUser, type ServiceName } from '@castie/contracts';
-import { clientErrors, errorBody, frameworkErrors, installErrorHandler, installJsonParser, parsePositions, refuseDotSegments, requestIdOf, type Cache, type ManualClock, type MediaStore } from '@castie/platform';
+import { clientErrors, errorBody, frameworkErrors, installErrorHandler, installJsonParser, OneLinePerRequest, parsePositions, refuseDotSegments, requestIdOf, type Cache, type ManualClock, type MediaStore } from '@castie/platform';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import { Readable } from 'node:stream';
@@ -66,6 +66,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     trustProxy: deps.trustProxy ?? false,
     // The client's x-request-id when acceptable, else a UUID; passed on to the services.
     genReqId: requestIdOf,
+    logController: new OneLinePerRequest(),
   }) as unknown as FastifyInstance;
   // Before any route: their hooks apply to every route, the error envelope and 404s alike.
   await app.register(requestIds);

@@ -1,6 +1,6 @@
 import { internalHeaders } from '@castie/contracts';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { requestIdOf } from './logging.ts';
+import { OneLinePerRequest, requestIdOf } from './logging.ts';
 import { clientErrors, errorBody, frameworkErrors, installErrorHandler, installJsonParser, refuseDotSegments } from './errors.ts';
 import { parsePositions } from './positions.ts';
 import type { ReadModels } from './projections.ts';
@@ -28,6 +28,7 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
     clientErrorHandler: clientErrors,
     // The gateway passes its request id, so one user request reads as one id across services.
     genReqId: requestIdOf,
+    logController: new OneLinePerRequest(),
   }) as unknown as FastifyInstance;
   installErrorHandler(app);
   installJsonParser(app);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino, { type LoggerOptions } from 'pino';
 
 /** The header that names a request across the gateway, the services and their logs. */
@@ -97,4 +98,20 @@ export function loggerOptions(options: { level?: string } = {}): LoggerOptions {
     },
     hooks: { streamWrite: redactText },
   };
+}
+
+/**
+ * Fastify's request logging with one line per request, written when its answer is sent:
+ * `request completed` (or `request errored`) with the request (method, censored URL, client), the
+ * status and the time taken. Fastify's own writes `incoming request` too, and in the embedded
+ * profile every service a request reaches logs it again: six lines for one authenticated read,
+ * each censored as text, about a tenth of a small request's cost. Error lines stay as they are.
+ */
+export class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
 }

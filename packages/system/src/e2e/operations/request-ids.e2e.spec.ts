@@ -82,4 +82,17 @@ describe('x-request-id', () => {
     expect(identity.map((l) => (l.req as { url?: string } | undefined)?.url).filter(Boolean)).toEqual(expect.arrayContaining(['/internal/authenticate', '/api/preferences/']));
     expect(identity.some((l) => l.msg === 'request completed')).toBe(true);
   });
+
+  it('logs each request once per process it reached, when answered, with its URL, status and time', async () => {
+    const res = await sys.request('GET', '/api/preferences/?x=1', { user: ada, headers: { 'x-request-id': 'one-line-1' } });
+    expect(res.status).toBe(200);
+    const lines = log.lines().filter((l) => l.reqId === 'one-line-1');
+    expect(lines.filter((l) => l.msg === 'incoming request')).toEqual([]);
+    const gateway = lines.filter((l) => l.service === undefined);
+    expect(gateway).toHaveLength(1);
+    expect(gateway[0]).toMatchObject({ msg: 'request completed', req: { method: 'GET', url: '/api/preferences/?x=1' }, res: { statusCode: 200 } });
+    expect(typeof gateway[0]!.responseTime).toBe('number');
+    // identity: the credentials check, then the answer.
+    expect(lines.filter((l) => l.service === 'identity').map((l) => l.msg)).toEqual(['request completed', 'request completed']);
+  });
 });
