@@ -1,212 +1,96 @@
-// Home feed throughput through the gateway at the size the service expects: ≥10k users and ≥20k
-// Casties over 200 days, with follows, forecasts and friendships. The population is written as
-// events straight into the embedded event stores (no 30k HTTP sign-ups with argon2); the whole
-// system then starts on that data directory (replaying the log into every read model), a few
-// reader accounts sign up through the API, and each home tab is requested through the gateway
-// with inject for a fixed time.
-// Run: node scripts/castie.mjs bench home-feed [users=10000] [casties=20000]
-// bench/ sits outside the workspace packages, so it imports the source directly.
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { EventEnvelope } from '../packages/contracts/src/events/envelope.ts';
-import { createFileEventLog } from '../packages/platform/src/embedded/file-event-log.ts';
-import { createLogEventStore } from '../packages/platform/src/embedded/log-event-store.ts';
-import type { EventStore } from '../packages/platform/src/ports/event-store.ts';
-import { TestSystem, type TestUser } from '../packages/system/src/testing/harness.ts';
+// The home tabs and search as a user meets them, on the seeded history of the read-side issue
+// (10k users, 200 groups, 20k Casties, 500k forecasts; the user with 300 frodads): each page
+// through the whole server (`npm start`'s process, HTTP, credentials checked) against a bare
+// Fastify process sending the same bytes (the wire limit for that page), and home following in
+// the casties service alone (no gateway). Every figure for this checkout and, with --compare
+// <checkout>, for another checkout of the code on the same data, in the same run.
+//
+// npm run bench -- home-feed [--compare <checkout>] [--seconds 5] [--users 10000 ...]
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HUB, readyCopy, sizesFrom } from './support/data-set.ts';
+import { load, startBareFastify, startCastie, type Load } from './support/processes.ts';
 
-const USERS = Number(process.argv[2] ?? 10_000);
-const CASTIES = Number(process.argv[3] ?? 20_000);
-const GROUPS = 50;
-const APPROVAL_GROUPS = 5;
-const FOLLOWS_PER_USER = 3;
-const FORECASTS_PER_CASTIE = 2;
-const FRIENDS_PER_USER = 2;
-const DAYS = 200;
-const READERS = 8;
-const RUN_MS = 3_000;
-const CONCURRENCY = 8;
-const NOW = new Date('2026-03-01T12:00:00Z');
+const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const flag = (name: string, fallback: string): string => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
+};
+const sizes = sizesFrom(flag);
+const seconds = Number(flag('seconds', '5'));
+const compare = args.includes('--compare') ? resolve(flag('compare', '')) : null;
+const say = (line: string) => process.stderr.write(`home-feed: ${line}\n`);
+const auth = { authorization: `Basic ${Buffer.from(`${HUB.email}:${HUB.password}`).toString('base64')}` };
+const PAGES = ['/api/home/following/', '/api/home/spicy/', '/api/home/new/', '/api/search/casties/?q=will'];
 
-const id = (): string => randomUUID().replaceAll('-', '');
-// A fixed seed, so runs are comparable.
-let seed = 42;
-const rand = (): number => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
-const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
-
-const dataDir = await mkdtemp(join(tmpdir(), 'castie-bench-home-'));
-const log = await createFileEventLog({ dir: join(dataDir, 'log') });
-const stores: Record<string, EventStore> = {};
-for (const topic of ['identity', 'groups', 'casties', 'social']) stores[topic] = await createLogEventStore({ log, topic });
-
-/** Appends new streams of events, many at once so that appends share the log's group commits. */
-async function write(topic: string, streams: { streamId: string; events: { type: string; data: unknown; at: Date }[] }[]): Promise<void> {
-  const store = stores[topic]!;
-  for (let i = 0; i < streams.length; i += 2_000) {
-    await Promise.all(
-      streams.slice(i, i + 2_000).map((s) =>
-        store.appendToStream(
-          s.streamId,
-          s.events.map((e): Omit<EventEnvelope, 'streamVersion'> => ({ id: id(), type: e.type, schemaVersion: 1, streamId: s.streamId, occurredAt: e.at.toISOString(), actor: 'bench', data: e.data })),
-          { expectedVersion: 'no_stream' },
-        ),
-      ),
-    );
-  }
+interface PageFigures {
+  bytes: number;
+  gateway10: Load;
+  bare10: Load;
+  gateway50: Load;
+}
+interface Figures {
+  label: string;
+  pages: Map<string, PageFigures>;
+  inService: { p50: number; p99: number };
 }
 
-const started = performance.now();
-const past = (days: number): Date => new Date(NOW.getTime() - days * 86_400_000);
-const users = Array.from({ length: USERS }, (_, i) => ({ userId: id(), handle: `bench${i}` }));
-await write(
-  'identity',
-  users.map((u) => ({
-    streamId: `account-${u.userId}`,
-    events: [
-      { type: 'AccountOpened', data: { userId: u.userId }, at: past(DAYS + 1) },
-      { type: 'ProfileNamed', data: { userId: u.userId, handle: u.handle, firstName: 'Bench', lastName: u.handle }, at: past(DAYS + 1) },
-      { type: 'SignUpCompleted', data: { userId: u.userId, profPic: '' }, at: past(DAYS + 1) },
-    ],
-  })),
-);
-const slugs = Array.from({ length: GROUPS }, (_, i) => `group${i}`);
-await write(
-  'groups',
-  slugs.map((slug, i) => ({
-    streamId: `group-${slug}`,
-    events: [{ type: 'GroupCreated', data: { slug, groupName: `Group ${i}`, groupInfoText: '', groupIcon: '', requiresApproval: i < APPROVAL_GROUPS, accessDeniedMessage: '', restrictCreation: false }, at: past(DAYS + 1) }],
-  })),
-);
-const follows = new Map<string, Set<string>>();
-const memberships: Parameters<typeof write>[1] = [];
-for (const u of users) {
-  const mine = new Set<string>();
-  while (mine.size < FOLLOWS_PER_USER) mine.add(pick(slugs));
-  follows.set(u.userId, mine);
-  for (const slug of mine) {
-    const approval = slugs.indexOf(slug) < APPROVAL_GROUPS;
-    memberships.push({
-      streamId: `membership-${slug}-${u.userId}`,
-      events: approval
-        ? [
-            { type: 'GroupAccessRequested', data: { slug, userId: u.userId }, at: past(DAYS + 1) },
-            { type: 'GroupAccessGranted', data: { slug, userId: u.userId, grantedBy: 'admin' }, at: past(DAYS + 1) },
-          ]
-        : [{ type: 'GroupFollowed', data: { slug, userId: u.userId }, at: past(DAYS + 1) }],
-    });
+async function measure(label: string, root: string, dir: string): Promise<Figures> {
+  say(`${label}: starting on the seeded data`);
+  const server = await startCastie(root, dir);
+  const pages = new Map<string, PageFigures>();
+  try {
+    for (const path of PAGES) {
+      const url = `http://127.0.0.1:${server.port}${path}`;
+      const first = await fetch(url, { headers: auth });
+      if (first.status !== 200) throw new Error(`${label}: GET ${path} answered ${first.status}: ${(await first.text()).slice(0, 200)}`);
+      const body = Buffer.from(await first.arrayBuffer());
+      const bare = await startBareFastify(root, body, first.headers.get('content-type') ?? 'application/json');
+      say(`${label}: ${path} (${Math.round(body.length / 1024)} KB), ${seconds} s per row`);
+      await load(url, { connections: 10, seconds: 1, headers: auth });
+      const gateway10 = await load(url, { connections: 10, seconds, headers: auth });
+      const bare10 = await load(`http://127.0.0.1:${bare.port}${path}`, { connections: 10, seconds });
+      const gateway50 = await load(url, { connections: 50, seconds, headers: auth });
+      await bare.stop();
+      pages.set(path, { bytes: body.length, gateway10, bare10, gateway50 });
+    }
+  } finally {
+    await server.stop();
   }
-}
-await write('groups', memberships);
-const friendships: Parameters<typeof write>[1] = [];
-const paired = new Set<string>();
-for (const u of users) {
-  for (let k = 0; k < FRIENDS_PER_USER; k++) {
-    const other = pick(users);
-    const [a, b] = [u.userId, other.userId].sort();
-    if (a === b || paired.has(`${a}-${b}`)) continue;
-    paired.add(`${a}-${b}`);
-    friendships.push({
-      streamId: `frodads-${a}-${b}`,
-      events: [
-        { type: 'FrodadRequested', data: { fromId: u.userId, toId: other.userId }, at: past(DAYS) },
-        { type: 'FrodadRequestAccepted', data: { fromId: u.userId, toId: other.userId }, at: past(DAYS) },
-      ],
-    });
-  }
-}
-await write('social', friendships);
-const casties: Parameters<typeof write>[1] = [];
-const forecasts: Parameters<typeof write>[1] = [];
-for (let i = 0; i < CASTIES; i++) {
-  const creator = pick(users);
-  const groupSlug = pick([...follows.get(creator.userId)!]);
-  const castieId = id();
-  const createdAt = past(DAYS * (1 - i / CASTIES));
-  const options = [
-    { answerId: 2 * i + 1, text: 'Yes' },
-    { answerId: 2 * i + 2, text: 'No' },
-  ];
-  casties.push({
-    streamId: `castie-${castieId}`,
-    events: [
-      {
-        type: 'CastieCreated',
-        data: { castieId, groupSlug, creatorId: creator.userId, question: `Will thing number ${i} happen before the deadline?`, showUsername: true, allowWriteIn: false, options, endsAt: null, endDate: null, endTime: null, createdAt: createdAt.toISOString() },
-        at: createdAt,
-      },
-    ],
-  });
-  for (let k = 0; k < FORECASTS_PER_CASTIE; k++) {
-    const who = pick(users);
-    const placedAt = new Date(createdAt.getTime() + rand() * (NOW.getTime() - createdAt.getTime()));
-    const answer = pick(options);
-    forecasts.push({
-      streamId: `forecast-${castieId}-${who.userId}`,
-      events: [{ type: 'ForecastPlaced', data: { castieId, groupSlug, userId: who.userId, forecastId: i * 10 + k + 1, answerId: answer.answerId, text: answer.text, placedAt: placedAt.toISOString() }, at: placedAt }],
-    });
-  }
-}
-await write('casties', casties);
-// Two forecasts of one user on one Castie would be one stream twice: keep the first.
-const seenForecasts = new Set<string>();
-await write(
-  'casties',
-  forecasts.filter((f) => !seenForecasts.has(f.streamId) && seenForecasts.add(f.streamId)),
-);
-const eventsWritten = (await Promise.all(['identity', 'groups', 'casties', 'social'].map(async (t) => [...(await log.endOffsets(t)).values()].reduce((a, b) => a + b, 0)))).reduce((a, b) => a + b, 0);
-for (const store of Object.values(stores)) await store.close();
-await log.close();
-const generatedMs = performance.now() - started;
-
-const boot = performance.now();
-// As in production: responses are not re-validated against their schemas (tests do that).
-const sys = await TestSystem.start({ dataDir, now: NOW, checkResponses: false });
-const bootMs = performance.now() - boot;
-const readers: TestUser[] = [];
-for (let i = 0; i < READERS; i++) {
-  const reader = await sys.signUp();
-  for (const slug of slugs.slice(APPROVAL_GROUPS, APPROVAL_GROUPS + 5 + i)) await sys.post(`/api/groups/${slug}/follow/`, {}, reader);
-  readers.push(reader);
+  say(`${label}: home following in the casties service`);
+  const out = execFileSync(process.execPath, ['--import', 'tsx', join(here, 'bench/support/in-service.ts'), root, dir, HUB.handle, HUB.password, '1000'], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 20 });
+  const inService = JSON.parse(out.trim().split('\n').at(-1)!) as Figures['inService'];
+  return { label, pages, inService };
 }
 
-/** Requests `url` from CONCURRENCY clients for RUN_MS; requests per second and latency percentiles. */
-async function measure(url: string): Promise<{ rps: number; p50: number; p95: number; items: number }> {
-  const latencies: number[] = [];
-  let items = 0;
-  for (const r of readers) {
-    const res = await sys.get(url, r);
-    if (res.status !== 200) throw new Error(`${url}: ${res.text}`);
-  }
-  const until = performance.now() + RUN_MS;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async (_, c) => {
-      let n = c;
-      while (performance.now() < until) {
-        const start = performance.now();
-        const res = await sys.get(url, readers[n++ % readers.length]);
-        latencies.push(performance.now() - start);
-        items = Object.keys((res.body.casties ?? res.body.search_results ?? {}) as object).length || ((res.body.castie_ids as unknown[] | undefined)?.length ?? 0);
-      }
-    }),
+const dir = await readyCopy(here, sizes, say);
+const runs: Figures[] = [];
+try {
+  if (compare) runs.push(await measure(`before (${compare.split('/').at(-1)})`, compare, dir));
+  runs.push(await measure('this checkout', here, dir));
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const f0 = (n: number) => Math.round(n).toLocaleString('en');
+const f2 = (n: number) => n.toFixed(2);
+const col = 24;
+const rows: [string, (r: Figures) => string][] = [['home following in the service: p50 / p99 (ms)', (r) => `${f2(r.inService.p50)} / ${f2(r.inService.p99)}`]];
+for (const path of PAGES) {
+  const p = (r: Figures) => r.pages.get(path)!;
+  rows.push(
+    [`${path} (${Math.round(p(runs[0]!).bytes / 1024)} KB)`, () => ''],
+    ['  through the server, 10 conn: req/s', (r) => f0(p(r).gateway10.requestsPerSecond)],
+    ['  bare Fastify, same bytes, 10 conn: req/s', (r) => f0(p(r).bare10.requestsPerSecond)],
+    ['  ratio server / bare', (r) => f2(p(r).gateway10.requestsPerSecond / p(r).bare10.requestsPerSecond)],
+    ['  through the server, 50 conn: p50 / p99 (ms)', (r) => `${f0(p(r).gateway50.p50)} / ${f0(p(r).gateway50.p99)}`],
+    ['  errors + timeouts, non-2xx', (r) => `${p(r).gateway10.errors + p(r).gateway50.errors}, ${p(r).gateway10.non2xx + p(r).gateway50.non2xx}`],
   );
-  const seconds = (performance.now() - t0) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  return { rps: latencies.length / seconds, p50: at(0.5), p95: at(0.95), items };
 }
-
-const rows: [string, Awaited<ReturnType<typeof measure>>][] = [];
-for (const url of ['/api/home/following/', '/api/home/spicy/', '/api/home/new/', '/api/home/spicy/?ids=true', '/api/home/new/?limit=20', '/api/search/casties/?q=thing%20number%2012']) {
-  rows.push([url, await measure(url)]);
-}
-await sys.close();
-
-const fmt = (v: number, digits = 0): string => v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-console.log(`home feed through the gateway (inject), embedded profile, ${CONCURRENCY} concurrent clients, ${RUN_MS / 1000}s per row`);
-console.log(`population: ${fmt(USERS)} users, ${fmt(GROUPS)} groups, ${fmt(CASTIES)} Casties over ${DAYS} days, ~${fmt(CASTIES * FORECASTS_PER_CASTIE)} forecasts, ${fmt(eventsWritten)} events`);
-console.log(`generated in ${fmt(generatedMs / 1000, 1)}s; system start (replay into every read model) ${fmt(bootMs / 1000, 1)}s\n`);
-console.log(['request'.padEnd(40), 'items'.padStart(6), 'req/s'.padStart(8), 'p50 ms'.padStart(8), 'p95 ms'.padStart(8)].join(' '));
-for (const [url, r] of rows) console.log([url.padEnd(40), String(r.items).padStart(6), fmt(r.rps).padStart(8), fmt(r.p50, 1).padStart(8), fmt(r.p95, 1).padStart(8)].join(' '));
-await rm(dataDir, { recursive: true, force: true });
+process.stdout.write(`\nhome tabs and search on ${Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(', ')}; as ${HUB.handle} (300 frodads); ${seconds} s per row\n\n`);
+const width = Math.max(...rows.map(([name]) => name.length)) + 2;
+process.stdout.write(`${''.padEnd(width)}${runs.map((r) => r.label.slice(0, col - 2).padStart(col)).join('')}\n`);
+for (const [name, value] of rows) process.stdout.write(`${name.padEnd(width)}${runs.map((r) => value(r).padStart(col)).join('')}\n`);

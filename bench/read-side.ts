@@ -12,12 +12,12 @@
 //
 // npm run bench -- read-side [--compare <checkout>] [--data <seeded dir>] [--users 10000
 //   --groups 200 --casties 20000 --forecasts 500000 --friends 30] [--seconds 5]
-import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createFileEventLog } from '../packages/platform/src/embedded/file-event-log.ts';
+import { freshCopy, HUB, seededLog, sizesFrom } from './support/data-set.ts';
 import { load, memoryOf, startBareFastify, startCastie, type Load } from './support/processes.ts';
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -26,22 +26,14 @@ const flag = (name: string, fallback: string): string => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
 };
-const sizes = { users: flag('users', '10000'), groups: flag('groups', '200'), casties: flag('casties', '20000'), forecasts: flag('forecasts', '500000'), friends: flag('friends', '30') };
+const sizes = sizesFrom(flag);
 const seconds = Number(flag('seconds', '5'));
 const compare = args.includes('--compare') ? resolve(flag('compare', '')) : null;
-const HUB = 'seed0';
-const PASSWORD = 'seed-password';
-const auth = { authorization: `Basic ${Buffer.from(`${HUB}@example.com:${PASSWORD}`).toString('base64')}` };
+const auth = { authorization: `Basic ${Buffer.from(`${HUB.email}:${HUB.password}`).toString('base64')}` };
 const say = (line: string) => process.stderr.write(`read-side: ${line}\n`);
 
 // 1. The history: seeded once per size, kept under .tmp/bench for the next runs.
-const dataDir = resolve(flag('data', join(here, '.tmp', 'bench', `read-side-${Object.values(sizes).join('-')}`)));
-if (!existsSync(join(dataDir, 'log'))) {
-  say(`seeding ${dataDir} (once)`);
-  mkdirSync(dataDir, { recursive: true });
-  const seeded = spawnSync(process.execPath, ['--import', 'tsx', join(here, 'packages/system/src/seed/cli.ts'), '--data-dir', dataDir, ...Object.entries(sizes).flatMap(([k, v]) => [`--${k}`, v])], { cwd: here, stdio: ['ignore', 'inherit', 'inherit'] });
-  if (seeded.status !== 0) throw new Error('seeding failed');
-}
+const dataDir = args.includes('--data') ? resolve(flag('data', '')) : seededLog(here, sizes, say);
 const log = await createFileEventLog({ dir: join(dataDir, 'log') });
 let events = 0;
 for (const topic of ['identity', 'identity-logins', 'groups', 'casties', 'social', 'notifications']) events += (await log.endOffsets(topic)).get(0) ?? 0;
@@ -63,15 +55,8 @@ interface Figures {
   bare50: Load;
 }
 
-/** A copy of the history without read models (or stream indexes): what a fresh install starts from. */
-function freshCopy(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'castie-read-side-'));
-  cpSync(join(dataDir, 'log'), join(dir, 'log'), { recursive: true, filter: (src) => !src.endsWith('.db') && !src.endsWith('-wal') && !src.endsWith('-shm') });
-  return dir;
-}
-
 async function measure(label: string, root: string): Promise<Figures> {
-  const dir = freshCopy();
+  const dir = freshCopy(dataDir);
   try {
     say(`${label}: first start on ${events.toLocaleString('en')} events (read models built from the log)`);
     const first = await startCastie(root, dir);
@@ -82,7 +67,7 @@ async function measure(label: string, root: string): Promise<Figures> {
     say(`${label}: restart on the same data directory`);
     const second = await startCastie(root, dir);
     const warm = await fetch(`http://127.0.0.1:${second.port}/api/home/following/`, { headers: auth });
-    if (warm.status !== 200) throw new Error(`${label}: GET /api/home/following/ as ${HUB} answered ${warm.status}: ${(await warm.text()).slice(0, 200)}`);
+    if (warm.status !== 200) throw new Error(`${label}: GET /api/home/following/ as ${HUB.handle} answered ${warm.status}: ${(await warm.text()).slice(0, 200)}`);
     const body = Buffer.from(await warm.arrayBuffer());
     const bare = await startBareFastify(root, body, warm.headers.get('content-type') ?? 'application/json');
     const url = (port: number) => `http://127.0.0.1:${port}/api/home/following/`;
@@ -97,7 +82,7 @@ async function measure(label: string, root: string): Promise<Figures> {
     await second.stop();
 
     say(`${label}: in the service`);
-    const out = execFileSync(process.execPath, ['--import', 'tsx', join(here, 'bench/support/in-service.ts'), root, dir, HUB, PASSWORD, '500'], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 20 });
+    const out = execFileSync(process.execPath, ['--import', 'tsx', join(here, 'bench/support/in-service.ts'), root, dir, HUB.handle, HUB.password, '500'], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 20 });
     const inService = JSON.parse(out.trim().split('\n').at(-1)!) as Figures['inService'];
     return {
       label,
@@ -143,7 +128,7 @@ const rows: [string, (r: Figures) => string][] = [
   ['  errors + timeouts, non-2xx', (r) => `${r.gateway50.errors + r.gateway10.errors}, ${r.gateway50.non2xx + r.gateway10.non2xx}`],
   ['bare Fastify, 50 conn: p50 / p99 (ms)', (r) => `${f0(r.bare50.p50)} / ${f0(r.bare50.p99)}`],
 ];
-process.stdout.write(`\nread side on ${dataDir}: ${events.toLocaleString('en')} events (${Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(', ')}); user ${HUB}\n\n`);
+process.stdout.write(`\nread side on ${dataDir}: ${events.toLocaleString('en')} events (${Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(', ')}); user ${HUB.handle}\n\n`);
 const width = Math.max(...rows.map(([name]) => name.length)) + 2;
 const col = 24;
 process.stdout.write(`${''.padEnd(width)}${runs.map((r) => (r.label.length > col - 2 ? `${r.label.slice(0, col - 5)}...` : r.label).padStart(col)).join('')}\n`);

@@ -3,10 +3,11 @@
 // bytes (the wire limit a route is compared with), and load from autocannon.
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /** A free TCP port on loopback. */
 export async function freePort(): Promise<number> {
@@ -110,11 +111,14 @@ export async function startCastie(root: string, dataDir: string, env: Record<str
  */
 export async function startBareFastify(root: string, body: Buffer, contentType: string): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
+  // The bytes go through a file: a large page does not fit in a command line.
+  const bodyFile = join(mkdtempSync(join(tmpdir(), 'castie-bare-')), 'body');
+  writeFileSync(bodyFile, body);
   const script = `
     const { createRequire } = require('node:module');
     const req = createRequire(${JSON.stringify(join(root, 'packages/platform/package.json'))});
     const fastify = req('fastify')({ logger: false });
-    const body = Buffer.from(${JSON.stringify(body.toString('base64'))}, 'base64');
+    const body = require('node:fs').readFileSync(${JSON.stringify(bodyFile)});
     fastify.get('/*', (request, reply) => { reply.header('content-type', ${JSON.stringify(contentType)}); reply.send(body); });
     fastify.listen({ port: ${port}, host: '127.0.0.1' }).then(() => process.stdout.write('ready\\n'));
   `;
@@ -126,6 +130,7 @@ export async function startBareFastify(root: string, body: Buffer, contentType: 
     async stop() {
       child.kill('SIGTERM');
       await once(child, 'exit');
+      rmSync(dirname(bodyFile), { recursive: true, force: true });
     },
   };
 }

@@ -1,0 +1,99 @@
+// What the gateway costs a request: the same GET through the gateway with credentials (HTTP
+// Basic checked, API key, session positions, rate limits, logging) and through a bare Fastify
+// front in the same process that forwards it to the same service the same way as a fixed user
+// (bench/support/gateway-front.ts). Requests/s at 10 connections and p50, on the seeded history,
+// for this checkout and, with --compare <checkout>, another one, in the same run.
+//
+// npm run bench -- gateway [--compare <checkout>] [--seconds 5] [--users 10000 ...]
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HUB, readyCopy, sizesFrom } from './support/data-set.ts';
+import { freePort, load, type Load } from './support/processes.ts';
+
+const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const flag = (name: string, fallback: string): string => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
+};
+const sizes = sizesFrom(flag);
+const seconds = Number(flag('seconds', '5'));
+const compare = args.includes('--compare') ? resolve(flag('compare', '')) : null;
+const say = (line: string) => process.stderr.write(`gateway: ${line}\n`);
+const auth = { authorization: `Basic ${Buffer.from(`${HUB.email}:${HUB.password}`).toString('base64')}` };
+const PATHS = ['/api/preferences/', '/api/hamburger/', '/api/home/following/'];
+
+interface Figures {
+  label: string;
+  paths: Map<string, { gateway: Load; front: Load }>;
+}
+
+async function measure(label: string, root: string, dir: string): Promise<Figures> {
+  const [gatewayPort, frontPort] = [await freePort(), await freePort()];
+  say(`${label}: starting`);
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'bench/support/gateway-front.ts'), root, dir, String(gatewayPort), String(frontPort), HUB.handle, HUB.password], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = once(child, 'exit');
+  await new Promise<void>((ready, failed) => {
+    let buffered = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      buffered = (buffered + chunk).slice(-100_000);
+      if (/^ready$/m.test(buffered)) ready();
+    });
+    child.once('exit', (code) => failed(new Error(`${label}: the gateway front exited with ${code}`)));
+  });
+  const paths = new Map<string, { gateway: Load; front: Load }>();
+  try {
+    for (const path of PATHS) {
+      say(`${label}: ${path}, ${seconds} s per row`);
+      const gatewayUrl = `http://127.0.0.1:${gatewayPort}${path}`;
+      const frontUrl = `http://127.0.0.1:${frontPort}${path}`;
+      await load(gatewayUrl, { connections: 10, seconds: 1, headers: auth });
+      await load(frontUrl, { connections: 10, seconds: 1 });
+      // Alternating halves, so a burst of noise on the shared machine hits both sides alike.
+      const runs = { gateway: [] as Load[], front: [] as Load[] };
+      for (let i = 0; i < 2; i++) {
+        runs.gateway.push(await load(gatewayUrl, { connections: 10, seconds: seconds / 2, headers: auth }));
+        runs.front.push(await load(frontUrl, { connections: 10, seconds: seconds / 2 }));
+      }
+      const merged = (l: Load[]): Load => ({ ...l[0]!, requestsPerSecond: (l[0]!.requestsPerSecond + l[1]!.requestsPerSecond) / 2, p50: (l[0]!.p50 + l[1]!.p50) / 2, errors: l[0]!.errors + l[1]!.errors, non2xx: l[0]!.non2xx + l[1]!.non2xx });
+      paths.set(path, { gateway: merged(runs.gateway), front: merged(runs.front) });
+    }
+  } finally {
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  return { label, paths };
+}
+
+const dir = await readyCopy(here, sizes, say);
+const runs: Figures[] = [];
+try {
+  if (compare) runs.push(await measure(`before (${compare.split('/').at(-1)})`, compare, dir));
+  runs.push(await measure('this checkout', here, dir));
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const f0 = (n: number) => Math.round(n).toLocaleString('en');
+const f1 = (n: number) => n.toFixed(1);
+const rows: [string, (r: Figures) => string][] = [];
+for (const path of PATHS) {
+  const p = (r: Figures) => r.paths.get(path)!;
+  rows.push(
+    [path, () => ''],
+    ['  through the gateway, with credentials: req/s', (r) => f0(p(r).gateway.requestsPerSecond)],
+    ['  the same request without the gateway: req/s', (r) => f0(p(r).front.requestsPerSecond)],
+    ['  = the gateway\'s cost per request (%)', (r) => `+${f1((p(r).front.requestsPerSecond / p(r).gateway.requestsPerSecond - 1) * 100)}`],
+    ['  p50 with / without (ms)', (r) => `${f1(p(r).gateway.p50)} / ${f1(p(r).front.p50)}`],
+    ['  errors, non-2xx', (r) => `${p(r).gateway.errors + p(r).front.errors}, ${p(r).gateway.non2xx + p(r).front.non2xx}`],
+  );
+}
+process.stdout.write(`\nthe gateway's cost on ${Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(', ')}; as ${HUB.handle}; 10 connections, ${seconds} s per row\n\n`);
+const width = Math.max(...rows.map(([name]) => name.length)) + 2;
+process.stdout.write(`${''.padEnd(width)}${runs.map((r) => r.label.slice(0, 22).padStart(24)).join('')}\n`);
+for (const [name, value] of rows) process.stdout.write(`${name.padEnd(width)}${runs.map((r) => value(r).padStart(24)).join('')}\n`);

@@ -1,0 +1,53 @@
+// Run by the gateway benchmark in a child process, from any checkout of the code (argv[2]): starts
+// the embedded system on a data directory with its gateway on one port, and on another a bare
+// Fastify "front" that forwards GETs to the same services in the same way (the in-process client)
+// as a fixed user, with no credentials, API key, session or limits: the same request without
+// what the gateway adds. Prints `ready` once both listen.
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type * as Contracts from '../../packages/contracts/src/index.ts';
+import type * as System from '../../packages/system/src/index.ts';
+
+const [root, dataDir, gatewayPort, frontPort, handle, password] = process.argv.slice(2) as [string, string, string, string, string, string];
+const system = (await import(pathToFileURL(join(root, 'packages/system/src/index.ts')).href)) as typeof System;
+const contracts = (await import(pathToFileURL(join(root, 'packages/contracts/src/index.ts')).href)) as typeof Contracts;
+const running = await system.startEmbedded(system.readEmbeddedConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info', ADMIN_TOKEN: 'bench-admin-token-0123456789', SECRET: 'bench-secret-0123456789abcdef', USER_REQUESTS_PER_MINUTE: '1000000000' }));
+const basic = `Basic ${Buffer.from(`${handle}@example.com:${password}`).toString('base64')}`;
+const profile = await running.gateway.inject({ method: 'GET', url: `/api/profile/${handle}/stats/?ids_only=True`, headers: { authorization: basic } });
+if (profile.statusCode !== 200) throw new Error(`profile of ${handle}: ${profile.payload.slice(0, 300)}`);
+const userId = (JSON.parse(profile.payload) as { profileInfo: { user_uuid: string } }).profileInfo.user_uuid;
+const user = { [contracts.internalHeaders.userId]: userId, [contracts.internalHeaders.handle]: handle, [contracts.internalHeaders.email]: `${handle}@example.com` };
+const serviceOf = new Map(contracts.allEndpoints.filter((e) => e.method === 'GET').flatMap((e) => e.paths.map((p) => [p, e.service] as const)));
+
+// Fastify as the checkout has it (bench/ is outside the workspace packages).
+interface Reply {
+  code(status: number): Reply;
+  header(name: string, value: string): Reply;
+  send(body: unknown): Reply;
+}
+interface Front {
+  get(path: string, handler: (request: { url: string; id: string }, reply: Reply) => Promise<Reply>): void;
+  listen(options: { port: number; host: string }): Promise<string>;
+  close(): Promise<void>;
+}
+const Fastify = createRequire(join(root, 'packages/platform/package.json'))('fastify') as (options: object) => Front;
+const front = Fastify({ logger: false, routerOptions: { ignoreTrailingSlash: true } });
+for (const [path, service] of serviceOf) {
+  front.get(path, async (request, reply) => {
+    // Older checkouts had no clients to hand out: their front injects, as their gateway did.
+    const client = (running as { clients?: typeof running.clients }).clients?.[service];
+    const res = client
+      ? await client.request({ method: 'GET', url: request.url, headers: { ...user, 'x-request-id': String(request.id) } })
+      : await running.services.get(service)!.app.inject({ method: 'GET', url: request.url, headers: user }).then((r) => ({ statusCode: r.statusCode, headers: r.headers, body: r.rawPayload }));
+    reply.code(res.statusCode);
+    if (typeof res.headers['content-type'] === 'string') reply.header('content-type', res.headers['content-type']);
+    return reply.send(res.body);
+  });
+}
+await running.gateway.listen({ port: Number(gatewayPort), host: '127.0.0.1' });
+await front.listen({ port: Number(frontPort), host: '127.0.0.1' });
+process.stdout.write('ready\n');
+process.once('SIGTERM', () => {
+  void front.close().then(() => running.close()).then(() => process.exit(0));
+});
