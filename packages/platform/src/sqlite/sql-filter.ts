@@ -2,6 +2,8 @@ import { isOperatorObject, type JsonObject } from './json-documents.ts';
 
 /** How one collection is laid out in SQLite, as far as filters and sorts need to know. */
 export interface TableShape {
+  /** The table's quoted name. */
+  q: string;
   /** Indexed scalar paths, each kept in its own column (quoted name) so B-tree indexes serve them. */
   columns: ReadonlyMap<string, string>;
   /** Top-level fields holding arrays. */
@@ -47,25 +49,32 @@ export function fieldExpr(shape: TableShape, path: string, alias = ''): string {
 const isStructured = (v: unknown): boolean => typeof v === 'object' && v !== null && !(v instanceof RegExp);
 
 /**
+ * How a condition on an indexed array field is asked: `in` reads the matching ids from its
+ * multikey table (few matches: read them all, then sort); `exists` tests each row the query
+ * walks (many matches: walk a sort index and stop at the limit).
+ */
+export type Membership = 'in' | 'exists';
+
+/**
  * Compiles a filter into a SQL condition, pushing its parameters onto `params`. The semantics are
  * those of ports/document-store.ts; json-documents.ts `matches` is the same in JS.
  */
-export function compileFilter(shape: TableShape, filter: JsonObject, params: unknown[], alias = ''): string {
+export function compileFilter(shape: TableShape, filter: JsonObject, params: unknown[], alias = '', membership: Membership = 'in'): string {
   const parts: string[] = [];
   for (const [key, condition] of Object.entries(filter)) {
     if (key === '$and' || key === '$or') {
-      const subs = (condition as JsonObject[]).map((sub) => compileFilter(shape, sub, params, alias));
+      const subs = (condition as JsonObject[]).map((sub) => compileFilter(shape, sub, params, alias, membership));
       parts.push(subs.length === 0 ? (key === '$and' ? '1' : '0') : `(${subs.join(key === '$and' ? ' AND ' : ' OR ')})`);
     } else if (key.startsWith('$')) {
       throw new Error(`unsupported filter operator ${key}`);
     } else {
-      parts.push(compileField(shape, key, condition, params, alias));
+      parts.push(compileField(shape, key, condition, params, alias, membership));
     }
   }
   return parts.length === 0 ? '1' : parts.join(' AND ');
 }
 
-function compileField(shape: TableShape, path: string, condition: unknown, params: unknown[], alias: string): string {
+function compileField(shape: TableShape, path: string, condition: unknown, params: unknown[], alias: string, membership: Membership): string {
   const top = path.split('.')[0]!;
   if (shape.arrays.has(top) && top !== path) throw new Error(`filters cannot reach into the array field ${top} (${path})`);
   const isArray = shape.arrays.has(path);
@@ -74,7 +83,7 @@ function compileField(shape: TableShape, path: string, condition: unknown, param
   const parts: string[] = [];
   for (const [op, operand] of ops) {
     if (op === '$options') continue;
-    parts.push(isArray ? arrayCondition(shape, path, op, operand, options, params, alias) : scalarCondition(fieldExpr(shape, path, alias), path, op, operand, options, params, alias));
+    parts.push(isArray ? arrayCondition(shape, path, op, operand, options, params, alias, membership) : scalarCondition(fieldExpr(shape, path, alias), path, op, operand, options, params, alias));
   }
   return parts.length === 1 ? parts[0]! : `(${parts.join(' AND ')})`;
 }
@@ -143,11 +152,13 @@ function scalarCondition(expr: string, path: string, op: string, operand: unknow
   }
 }
 
-function arrayCondition(shape: TableShape, path: string, op: string, operand: unknown, options: string, params: unknown[], alias: string): string {
+function arrayCondition(shape: TableShape, path: string, op: string, operand: unknown, options: string, params: unknown[], alias: string, membership: Membership): string {
   const whole = `json_extract(${alias}doc, '${jsonPath(path)}')`;
   const side = shape.multikey.get(path);
   const each = (test: (value: string) => string): string => `EXISTS (SELECT 1 FROM json_each(${alias}doc, '${jsonPath(path)}') WHERE ${test('value')})`;
   const member = (values: readonly unknown[]): string => {
+    // The row's id named with its table: inside the subquery a bare `id` is the multikey table's own.
+    if (side && membership === 'exists') return `EXISTS (SELECT 1 FROM ${side} s WHERE ${inList('s.k', values, params)} AND s.id = ${alias || `${shape.q}.`}id)`;
     if (side) return `${alias}id IN (SELECT id FROM ${side} WHERE ${inList('k', values, params)})`;
     return each((v) => inList(v, values, params));
   };

@@ -120,6 +120,24 @@ describe('sqlite document store', () => {
     expect(store.explain(views, { terms: 'w2' }, {}).join('\n')).toMatch(/views\$terms/);
   });
 
+  it('finds the newest documents holding a common array value by walking the sort order, and a rare one from its few documents', async () => {
+    const store = open();
+    const c = store.collection(views);
+    await store.transaction(async () => {
+      for (let i = 0; i < 2000; i++) await c.insertOne({ ...view(i), terms: i % 2 === 0 ? ['even'] : i % 400 === 7 ? ['odd', 'rare'] : ['odd'] });
+    });
+    const sort = { activityAt: -1, _id: -1 } as const;
+    const common = store.explain(views, { $and: [{ terms: 'even' }, { groupSlug: { $nin: ['g3'] } }] }, { sort, limit: 101 }).join('\n');
+    expect(common).toMatch(/SCAN views USING INDEX/);
+    expect(common).not.toContain('TEMP B-TREE');
+    const rare = store.explain(views, { terms: 'rare' }, { sort, limit: 101 }).join('\n');
+    expect(rare).toMatch(/views\$terms/);
+    // Either way, the same answers.
+    expect((await c.find({ $and: [{ terms: 'even' }, { groupSlug: { $nin: ['g18'] } }] }, { sort, limit: 3 })).map((d) => d._id)).toEqual(['c01996', 'c01994', 'c01992']);
+    expect((await c.find({ terms: 'rare' }, { sort, limit: 3 })).map((d) => d._id)).toEqual(['c01607', 'c01207', 'c00807']);
+    expect((await c.find({ terms: { $eq: 'odd' } }, { sort, limit: 2, skip: 1 })).map((d) => d._id)).toEqual(['c01997', 'c01995']);
+  });
+
   it('refuses documents with an undeclared array field, and collections declared twice differently', async () => {
     const store = open();
     const loose = store.collection(collectionSpec<Doc & { list: string[] }>({ name: 'loose' }));

@@ -11,8 +11,8 @@ import {
   type UpdateResult,
 } from '../ports/document-store.ts';
 import { DocumentCache } from './document-cache.ts';
-import { applyUpdate, cloneJson, getPath, matches, regexFor, seedFromFilter, type JsonObject } from './json-documents.ts';
-import { compileFilter, compileSort, fieldExpr, jsonPath, quoteIdent, sqlValue, type TableShape } from './sql-filter.ts';
+import { applyUpdate, cloneJson, getPath, isOperatorObject, matches, regexFor, seedFromFilter, type JsonObject } from './json-documents.ts';
+import { compileFilter, compileSort, fieldExpr, jsonPath, quoteIdent, sqlValue, type Membership, type TableShape } from './sql-filter.ts';
 
 export interface SqliteDocumentStoreOptions {
   /** The database file (created when missing), or `:memory:`. */
@@ -494,13 +494,35 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       return { sql: `SELECT id, doc FROM (${arms.join(' UNION ALL ')} ORDER BY ${order} LIMIT ? OFFSET ?)`, params };
     }
     const params: unknown[] = [];
-    const where = compileFilter(t, filter, params);
+    const where = compileFilter(t, filter, params, '', membershipFor(t, filter, limit > 0 && options.sort ? limit + skip : 0));
     let sql = `SELECT id, doc FROM ${t.q} WHERE ${where}${compileSort(t, options.sort)}`;
     if (limit > 0 || skip > 0) {
       sql += ' LIMIT ? OFFSET ?';
       params.push(limit > 0 ? limit : -1, skip);
     }
     return { sql, params };
+  }
+
+  /**
+   * How a sorted, limited find asks for values of an indexed array field (MongoDB picks between
+   * such plans by racing them; SQLite's planner cannot know how common a value is). A common
+   * value (a search for "will" among questions that all begin with it) is best found by walking
+   * the sort order and testing rows until `wanted` are found; a rare one by reading its few
+   * documents and sorting them. The break-even is about sqrt(wanted × table size) matches (the
+   * walk reads about wanted × size / matches rows); the rarest value asked for decides, counted
+   * from the multikey index up to that bound.
+   */
+  function membershipFor(t: Table, filter: JsonObject, wanted: number): Membership {
+    if (wanted === 0 || t.multikey.size === 0) return 'in';
+    const values = multikeyValues(t, filter);
+    if (values.length === 0) return 'in';
+    const size = (reader.prepare(`SELECT max(rid) FROM ${t.q}`).pluck().get() as number | null) ?? 0;
+    const bound = Math.max(64, Math.ceil(Math.sqrt(wanted * size)));
+    for (const [side, value] of values) {
+      const count = reader.prepare(`SELECT count(*) FROM (SELECT 1 FROM ${side} WHERE k = ? LIMIT ?)`).pluck().get(sqlValue(value), bound) as number;
+      if (count < bound) return 'in';
+    }
+    return 'exists';
   }
 
   function query(t: Table, filter: JsonObject, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number; projection?: Record<string, 1> }): JsonObject[] {
@@ -798,4 +820,17 @@ function mergePlan(t: Table, filter: JsonObject, sort: Record<string, 1 | -1> | 
     return { field, values, rest, sortKeys };
   }
   return null;
+}
+
+/** The equality conditions on indexed array fields that every match must meet (top level and $and): [side table, value]. */
+function multikeyValues(t: Table, filter: JsonObject): [string, unknown][] {
+  const out: [string, unknown][] = [];
+  for (const [key, condition] of Object.entries(filter)) {
+    if (key === '$and') for (const sub of condition as JsonObject[]) out.push(...multikeyValues(t, sub));
+    const side = t.multikey.get(key);
+    if (!side) continue;
+    if (typeof condition === 'string' || typeof condition === 'number') out.push([side, condition]);
+    else if (isOperatorObject(condition) && (typeof condition.$eq === 'string' || typeof condition.$eq === 'number')) out.push([side, condition.$eq]);
+  }
+  return out;
 }
