@@ -1,5 +1,6 @@
 // Run by the read-side benchmark in a child process, from any checkout of the code (argv[2] is
 // that checkout): starts the embedded system on a data directory and times GET /api/home/following/
+// (or the path given after the count)
 // for one user straight into the casties service (inject, no gateway, no credentials check),
 // as the gateway would call it. Prints one JSON line: { p50, p99, mean, requests, bytes }.
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import type * as Contracts from '../../packages/contracts/src/index.ts';
 import type * as System from '../../packages/system/src/index.ts';
 
-const [root, dataDir, handle, password, countArg] = process.argv.slice(2) as [string, string, string, string, string];
+const [root, dataDir, handle, password, countArg, path = '/api/home/following/'] = process.argv.slice(2) as [string, string, string, string, string, string?];
 const count = Number(countArg ?? 500);
 const system = (await import(pathToFileURL(join(root, 'packages/system/src/index.ts')).href)) as typeof System;
 const contracts = (await import(pathToFileURL(join(root, 'packages/contracts/src/index.ts')).href)) as typeof Contracts;
@@ -20,7 +21,7 @@ const userId = (JSON.parse(profile.payload) as { profileInfo: { user_uuid: strin
 const casties = running.services.get('casties')!.app;
 const headers = { [contracts.internalHeaders.userId]: userId, [contracts.internalHeaders.handle]: handle, [contracts.internalHeaders.email]: `${handle}@example.com` };
 const once = async () => {
-  const res = await casties.inject({ method: 'GET', url: '/api/home/following/', headers });
+  const res = await casties.inject({ method: 'GET', url: path, headers });
   if (res.statusCode !== 200) throw new Error(res.payload.slice(0, 300));
   return res.rawPayload.length;
 };

@@ -15,9 +15,33 @@ import type { JsonObject } from './json-documents.ts';
  */
 export class DocumentCache {
   readonly #lru: LRUCache<string, JsonObject> | null;
+  /**
+   * The cache key of every cached document, by table and id. Building `table\0id` on every
+   * lookup cost more than the lookup itself (a new string is hashed each time: 0.5 ms for the
+   * 700 documents of a feed page); an interned key was hashed once. Kept exactly for the
+   * entries the LRU holds (removed when one leaves it).
+   */
+  readonly #keys = new Map<string, Map<string, string>>();
 
   constructor(maxBytes: number) {
-    this.#lru = maxBytes > 0 ? new LRUCache<string, JsonObject>({ maxSize: maxBytes }) : null;
+    this.#lru =
+      maxBytes > 0
+        ? new LRUCache<string, JsonObject>({
+            maxSize: maxBytes,
+            dispose: (_value, k, reason) => {
+              if (reason === 'set') return;
+              const bar = k.indexOf('\u0000');
+              const ids = this.#keys.get(k.slice(0, bar));
+              ids?.delete(k.slice(bar + 1));
+              if (ids?.size === 0) this.#keys.delete(k.slice(0, bar));
+            },
+          })
+        : null;
+  }
+
+  /** False when the store keeps no documents (size 0): every read parses. */
+  get enabled(): boolean {
+    return this.#lru !== null;
   }
 
   /**
@@ -25,40 +49,56 @@ export class DocumentCache {
    * viewer's forecasts on every Castie, most of which do not exist); undefined when unknown.
    */
   get(table: string, id: string): JsonObject | null | undefined {
-    const found = this.#lru?.get(key(table, id));
+    const k = this.#keys.get(table)?.get(id);
+    if (k === undefined) return undefined;
+    const found = this.#lru?.get(k);
     return found === ABSENT ? null : found;
   }
 
   /** Remembers that the database has no such document (until a commit writes it). */
   absent(table: string, id: string): void {
-    this.#lru?.set(key(table, id), ABSENT, { size: heapEstimate(id.length) });
+    this.#lru?.set(this.#key(table, id), ABSENT, { size: heapEstimate(id.length) });
   }
 
   /** The document a committed row holds: the cached one, else parsed from its text (then cached). */
   parsed(table: string, id: string, text: string): JsonObject {
-    const k = key(table, id);
-    const cached = this.#lru?.get(k);
-    if (cached && cached !== ABSENT) return cached;
+    const cached = this.get(table, id);
+    if (cached) return cached;
     const doc = deepFreeze(JSON.parse(text) as JsonObject);
-    this.#lru?.set(k, doc, { size: heapEstimate(text.length) });
+    this.#lru?.set(this.#key(table, id), doc, { size: heapEstimate(text.length) });
     return doc;
   }
 
   /** Forgets documents a commit (or rollback) changed. */
   forget(table: string, ids: Iterable<string>): void {
-    if (!this.#lru) return;
-    for (const id of ids) this.#lru.delete(key(table, id));
+    const keys = this.#keys.get(table);
+    if (!this.#lru || !keys) return;
+    for (const id of ids) {
+      const k = keys.get(id);
+      if (k !== undefined) this.#lru.delete(k);
+    }
   }
 
   /** Forgets a whole collection (dropped). */
   forgetTable(table: string): void {
-    if (!this.#lru) return;
-    const prefix = key(table, '');
-    for (const k of [...this.#lru.keys()]) if (k.startsWith(prefix)) this.#lru.delete(k);
+    const keys = this.#keys.get(table);
+    if (!this.#lru || !keys) return;
+    for (const k of [...keys.values()]) this.#lru.delete(k);
+    this.#keys.delete(table);
   }
 
   clear(): void {
     this.#lru?.clear();
+    this.#keys.clear();
+  }
+
+  /** The interned key of a document about to be cached. */
+  #key(table: string, id: string): string {
+    let ids = this.#keys.get(table);
+    if (!ids) this.#keys.set(table, (ids = new Map()));
+    let k = ids.get(id);
+    if (k === undefined) ids.set(id, (k = `${table}\u0000${id}`));
+    return k;
   }
 }
 
@@ -67,7 +107,6 @@ const ABSENT: JsonObject = Object.freeze({});
 /** Parsed JSON takes about three times its text on the heap, plus the entry and its key. */
 const heapEstimate = (chars: number): number => 3 * chars + 160;
 
-const key = (table: string, id: string): string => `${table}\u0000${id}`;
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object') {
