@@ -138,6 +138,28 @@ describe('sqlite document store', () => {
     expect((await c.find({ terms: { $eq: 'odd' } }, { sort, limit: 2, skip: 1 })).map((d) => d._id)).toEqual(['c01997', 'c01995']);
   });
 
+  it('answers the same find again after each commit to its collection, with what that commit wrote', async () => {
+    const store = open();
+    const c = store.collection(views);
+    const sort = { activityAt: -1, _id: -1 } as const;
+    const newest = async () => (await c.find({ groupSlug: { $in: ['g1', 'g2'] } }, { sort, limit: 2 })).map((d) => `${d._id}:${d.forecasts}`);
+    await store.transaction(async () => {
+      for (let i = 0; i < 100; i++) await c.insertOne(view(i));
+    });
+    expect(await newest()).toEqual(['c00082:0', 'c00081:0']);
+    expect(await newest()).toEqual(['c00082:0', 'c00081:0']);
+    await store.transaction(async () => {
+      await c.updateOne({ _id: 'c00081' }, { $inc: { forecasts: 1 } });
+    });
+    expect(await newest()).toEqual(['c00082:0', 'c00081:1']);
+    await c.insertOne({ ...view(101), groupSlug: 'g2' });
+    expect(await newest()).toEqual(['c00101:0', 'c00082:0']);
+    await c.deleteOne({ _id: 'c00101' });
+    expect(await newest()).toEqual(['c00082:0', 'c00081:1']);
+    await store.drop(['views']);
+    expect(await newest()).toEqual([]);
+  });
+
   it('refuses documents with an undeclared array field, and collections declared twice differently', async () => {
     const store = open();
     const loose = store.collection(collectionSpec<Doc & { list: string[] }>({ name: 'loose' }));

@@ -10,6 +10,7 @@ import {
   type Filter,
   type UpdateResult,
 } from '../ports/document-store.ts';
+import { LRUCache } from 'lru-cache';
 import { DocumentCache } from './document-cache.ts';
 import { applyUpdate, cloneJson, getPath, isOperatorObject, matches, regexFor, seedFromFilter, type JsonObject } from './json-documents.ts';
 import { compileFilter, compileSort, fieldExpr, jsonPath, quoteIdent, sqlValue, type Membership, type TableShape } from './sql-filter.ts';
@@ -413,6 +414,18 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   const setUpInTransaction = new Set<string>();
   const units = new AsyncLocalStorage<Unit>();
   const cache = new DocumentCache((options.documentCacheMiB ?? 16) * 1024 * 1024);
+  /**
+   * Answers of committed finds by their SQL and parameters, each with the generation of its
+   * table it was read at: a commit that writes a table (or drops it) starts a new generation, and
+   * an answer of an older one is read again. Sound for the same reason as the document cache (one
+   * writer per file, in this process; a commit and its new generation happen in one synchronous
+   * step). A feed page's index walk and the group directory's small lists are asked again and
+   * again between writes; their documents are shared with the document cache, and the answers
+   * kept are bounded by the number of documents they name.
+   */
+  const answers = cache.enabled ? new LRUCache<string, { generation: number; docs: JsonObject[] }>({ maxSize: 20_000, sizeCalculation: (a) => a.docs.length + 1 }) : null;
+  const generations = new Map<string, number>();
+  const newGeneration = (table: string) => generations.set(table, (generations.get(table) ?? 0) + 1);
   const mutex = new Mutex();
   let closed = false;
 
@@ -462,7 +475,10 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   /** After a unit's commit or rollback: what it wrote is read from the database again. */
   function ended(unit: Unit): void {
     unit.ended = true;
-    for (const [t, ids] of unit.written) cache.forget(t.name, ids);
+    for (const [t, ids] of unit.written) {
+      cache.forget(t.name, ids);
+      newGeneration(t.name);
+    }
   }
 
   /** A document by id within a unit: from its cache, else from the database (then cached). */
@@ -568,8 +584,13 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       return (options.limit ? matching.slice(0, options.limit) : matching).map((doc) => project(doc, options.projection));
     }
     const { sql, params } = select(t, filter, options);
-    const rows = reader.prepare(sql).all(...params) as Row[];
-    return rows.map((row) => project(cache.parsed(t.name, row.id, row.doc), options.projection));
+    const key = answers ? `${sql}\u0000${JSON.stringify(params)}` : '';
+    const generation = generations.get(t.name) ?? 0;
+    const known = answers?.get(key);
+    if (known && known.generation === generation) return known.docs.map((doc) => project(doc, options.projection));
+    const docs = (reader.prepare(sql).all(...params) as Row[]).map((row) => cache.parsed(t.name, row.id, row.doc));
+    answers?.set(key, { generation, docs });
+    return docs.map((doc) => project(doc, options.projection));
   }
 
   /** Ids of matching documents, for writes (the unit's pending writes to the table are flushed first). */
@@ -745,6 +766,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
           writer.db.exec(`DROP TABLE IF EXISTS ${quoteIdent(name)}`);
           tables.delete(name);
           cache.forgetTable(name);
+          newGeneration(name);
         }
         writer.forget();
         reader.forget();
