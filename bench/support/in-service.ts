@@ -1,8 +1,8 @@
 // Run by the read-side benchmark in a child process, from any checkout of the code (argv[2] is
 // that checkout): starts the embedded system on a data directory and times GET /api/home/following/
 // (or the path given after the count)
-// for one user straight into the casties service (inject, no gateway, no credentials check),
-// as the gateway would call it. Prints one JSON line: { p50, p99, mean, requests, bytes }.
+// for one user straight into the casties service (no gateway, no credentials check), as the
+// embedded gateway calls it. Prints one JSON line: { p50, p99, mean, requests, bytes }.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as Contracts from '../../packages/contracts/src/index.ts';
@@ -20,7 +20,15 @@ if (profile.statusCode !== 200) throw new Error(`profile of ${handle}: ${profile
 const userId = (JSON.parse(profile.payload) as { profileInfo: { user_uuid: string } }).profileInfo.user_uuid;
 const casties = running.services.get('casties')!.app;
 const headers = { [contracts.internalHeaders.userId]: userId, [contracts.internalHeaders.handle]: handle, [contracts.internalHeaders.email]: `${handle}@example.com` };
+// As the gateway calls it: through the in-process client (older checkouts had none: inject).
+const client = (running as { clients?: typeof running.clients }).clients?.casties;
 const once = async () => {
+  if (client) {
+    const res = await client.request({ method: 'GET', url: path, headers });
+    const text = typeof res.body === 'string' ? res.body : res.body.toString('utf8');
+    if (res.statusCode !== 200) throw new Error(text.slice(0, 300));
+    return Buffer.byteLength(text);
+  }
   const res = await casties.inject({ method: 'GET', url: path, headers });
   if (res.statusCode !== 200) throw new Error(res.payload.slice(0, 300));
   return res.rawPayload.length;
