@@ -187,7 +187,6 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     if (stored?.version === p.version && !options.rebuildAll) continue;
     const names = p.collections.map((c: CollectionSpec<Doc>) => c.name);
     await store.drop(names);
-    await store.beginBulkLoad(names);
     await checkpoints.deleteMany({ projection: p.name });
     replaced.add(p.name);
     if (!options.rebuildAll && options.copies) {
@@ -203,6 +202,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
       }
     }
     rebuilding.push(p);
+    await store.beginBulkLoad(names);
     await versions.replaceOne({ _id: p.name }, { _id: p.name, version: p.version }, { upsert: true });
   }
   if (replaced.size > 0) await forgetRebuiltDeadLetters(store, group, replaced, replaced.size === projections.length);

@@ -36,7 +36,7 @@ export interface SqliteDocumentStore extends DocumentStore {
    * Copies documents from another store's file into this one, in one transaction that reads one
    * consistent snapshot of the other: every document of `collections`, and those of `matching`
    * that match its filter (their existing copies here are replaced). The collections must be empty
-   * here (just dropped); while they are bulk-loaded their secondary indexes wait for endBulkLoad.
+   * here (just dropped, not bulk-loaded); their secondary indexes are built once the rows are in.
    * Much faster than rebuilding the same read model from the log (rows are copied as they are).
    */
   copyFrom(source: SqliteDocumentStore, what: { collections: readonly CollectionSpec<Doc>[]; matching?: readonly DocumentsMatching[] }): Promise<number>;
@@ -773,6 +773,12 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       if (memory || source.path === ':memory:') throw new Error('only stores in files can copy from each other');
       const release = await mutex.lock();
       writer.db.prepare('ATTACH DATABASE ? AS source').run(source.path);
+      // Rows first, then each secondary index in one pass, at once: the copy is complete, and
+      // queries of the projections still rebuilding may need the indexes right away.
+      for (const spec of what.collections) {
+        if (tables.get(spec.name)) throw new Error(`copy ${spec.name} into an empty store: drop it first`);
+        deferred.add(spec.name);
+      }
       let copied = 0;
       try {
         writer.db.exec('BEGIN IMMEDIATE');
@@ -805,7 +811,12 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         }
       } finally {
         writer.db.exec('DETACH DATABASE source');
-        release();
+        for (const spec of what.collections) deferred.delete(spec.name);
+        try {
+          for (const spec of what.collections) tables.get(spec.name)?.buildIndexes();
+        } finally {
+          release();
+        }
       }
       return copied;
     },
