@@ -198,14 +198,17 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     if (!options.rebuildAll && options.copies) {
       const started = Date.now();
       // With its checkpoints and version: the runner goes on from where the copy was.
-      const from = await options.copies.copy(p, [
+      const from = await copyOf(options.copies, p, [
         { spec: CHECKPOINTS, filter: { projection: p.name } satisfies Filter<CheckpointDoc> },
         { spec: VERSIONS, filter: { _id: p.name } satisfies Filter<VersionDoc> },
-      ]);
+      ], logger);
       if (from !== null) {
         logger?.info({ group, projection: p.name, from, ms: Date.now() - started }, `${group}: copied ${p.name} v${p.version} from ${from} in ${((Date.now() - started) / 1000).toFixed(1)} s (no rebuild)`);
         continue;
       }
+      // Nothing of a failed copy stays behind (cheap when there was nothing to copy).
+      await store.drop(names);
+      await checkpoints.deleteMany({ projection: p.name });
     }
     rebuilding.push(p);
     await store.beginBulkLoad(names);
@@ -389,6 +392,16 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
       await subscription.stop();
     },
   };
+}
+
+/** A copy of the projection's read model, or null: none to copy, or copying failed (then it is rebuilt, as without copies). */
+async function copyOf(copies: ReadModelCopies, projection: Projection, matching: readonly DocumentsMatching[], logger: FastifyBaseLogger | undefined): Promise<string | null> {
+  try {
+    return await copies.copy(projection, matching);
+  } catch (error) {
+    logger?.warn({ projection: projection.name, err: error }, `copying ${projection.name} failed: it is rebuilt from the log`);
+    return null;
+  }
 }
 
 /** Reports a rebuild for people: events applied, percent, events per second. */
