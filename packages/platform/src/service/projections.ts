@@ -153,12 +153,6 @@ const VERSIONS = collectionSpec<VersionDoc>({ name: 'projection_versions' });
 const DEFAULT_TIMEOUT_MS = 3000;
 /** Large batches make rebuilds fast: one unit of work writes each touched document once per batch. */
 const MAX_BATCH = 10_000;
-/**
- * While a projection rebuilds, larger still: the hot documents (a person's counters, a Castie's
- * view) are read, parsed and written once per batch instead of once per 10,000 events. The unit
- * holds the batch's touched documents in memory (tens of MB at most at this size).
- */
-const REBUILD_BATCH = 50_000;
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
@@ -315,7 +309,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   const subscription: Subscription = await log.subscribe({
     group,
     topics,
-    maxBatch: rebuilding.length > 0 ? REBUILD_BATCH : MAX_BATCH,
+    maxBatch: MAX_BATCH,
     startAt: (topic, partition) => ({ offset: readFrom(topic, positionKey({ topic, partition })) }),
     handle: gated,
   });
