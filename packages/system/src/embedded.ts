@@ -7,6 +7,7 @@ import { createLogEventStore } from '@castie/platform/embedded/log-event-store';
 import { createLocalMediaStore } from '@castie/platform/embedded/local-media-store';
 import { createMemoryCache } from '@castie/platform/embedded/memory-cache';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
+import { SqliteReadModelCopies } from '@castie/platform/sqlite/read-model-copies';
 import { createOutboxMailer } from '@castie/platform/embedded/outbox-mailer';
 import { createRedisCache } from '@castie/platform/redis/redis-cache';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
@@ -89,6 +90,9 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
   const readModelDir = join(config.dataDir, 'read-models');
   await mkdir(readModelDir, { recursive: true });
   const documents: DocumentStore[] = [];
+  // The reference read models every service keeps (people, friendships, groups) are built from the
+  // log once, by the first service that needs them; the services after it copy its tables.
+  const copies = new SqliteReadModelCopies();
   for (const module of allServices(options.passwords ? { passwords: options.passwords } : {})) {
     const started = Date.now();
     const store = openSqliteDocumentStore({ path: join(readModelDir, `${module.name}.db`) });
@@ -97,6 +101,7 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
       log,
       eventStore,
       documents: options.wrapDocuments ? options.wrapDocuments(module.name, store) : store,
+      readModelCopies: copies.for(store),
       clock,
       media,
       cache,

@@ -1,5 +1,5 @@
 import { castieEvents, CASTIES_TOPIC, groupEvents, identityEvents, socialEvents } from '@castie/contracts';
-import { ManagedReadModels, type DocumentStore, type EventLog, type ProjectionObserver, type Projection, type ServiceModule } from '@castie/platform';
+import { ManagedReadModels, type DocumentStore, type EventLog, type ProjectionObserver, type Projection, type ReadModelCopies, type ServiceModule } from '@castie/platform';
 import { groupsProjections, peopleProjections } from '@castie/reference';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildCastiesApp } from './app.ts';
@@ -20,13 +20,14 @@ export const castiesProjections = (store: DocumentStore): Projection[] => [
 ];
 
 /** Starts the casties service's read models and resolves once they applied what the log held at start. */
-export async function startCastiesReadModels(options: { log: EventLog; documents: DocumentStore; observer?: ProjectionObserver; logger?: FastifyBaseLogger }): Promise<ManagedReadModels> {
+export async function startCastiesReadModels(options: { log: EventLog; documents: DocumentStore; copies?: ReadModelCopies; observer?: ProjectionObserver; logger?: FastifyBaseLogger }): Promise<ManagedReadModels> {
   return ManagedReadModels.start({
     group: 'casties-read',
     log: options.log,
     store: options.documents,
     catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
     projections: castiesProjections(options.documents),
+    ...(options.copies ? { copies: options.copies } : {}),
     ...(options.observer ? { observer: options.observer } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   });
@@ -38,7 +39,7 @@ export function castiesModule(): ServiceModule {
     name: 'casties',
     async build(deps) {
       const logger = deps.logger?.child({ service: 'casties' });
-      const readModels = await startCastiesReadModels({ log: deps.log, documents: deps.documents, observer: deps.metrics, ...(logger ? { logger } : {}) });
+      const readModels = await startCastiesReadModels({ log: deps.log, documents: deps.documents, ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}), observer: deps.metrics, ...(logger ? { logger } : {}) });
       const store = await deps.eventStore(CASTIES_TOPIC);
       const app = buildCastiesApp({ store, documents: deps.documents, readModels, clock: deps.clock, timeZone: deps.timeZone, checkResponses: deps.checkResponses, ...(logger ? { logger } : {}) });
       readModels.install(app, 'casties', { checkResponses: deps.checkResponses });

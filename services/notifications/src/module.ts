@@ -29,6 +29,7 @@ export function notificationsModule(): ServiceModule {
         store,
         catalogs: [identityEvents, groupEvents, castieEvents, socialEvents, notificationEvents],
         projections: [...peopleProjections(store), ...groupsProjections(store), notificationsProjection(store)],
+        ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}),
         observer: deps.metrics,
         committed: live.committed,
         ...(deps.logger ? { logger: deps.logger } : {}),

@@ -20,6 +20,7 @@ export function socialModule(): ServiceModule {
         store,
         catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
         projections: peopleProjections(store),
+        ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}),
         observer: deps.metrics,
         ...(logger ? { logger } : {}),
       });

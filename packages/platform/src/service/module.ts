@@ -8,7 +8,7 @@ import type { EventStore } from '../ports/event-store.ts';
 import type { Mailer } from '../ports/mail.ts';
 import type { MediaStore } from '../ports/media.ts';
 import type { ServiceMetrics } from '../observability/metrics.ts';
-import type { ProjectionRunner } from './projections.ts';
+import type { ProjectionRunner, ReadModelCopies } from './projections.ts';
 
 /** What every service is built from; the profile (embedded or cluster) decides the adapters. */
 export interface ServiceDeps {
@@ -17,6 +17,8 @@ export interface ServiceDeps {
   eventStore(topic: string): Promise<EventStore>;
   /** This service's own store for read models (nobody else reads or writes it). */
   documents: DocumentStore;
+  /** Finished copies of the same read models in other stores of this process, copied instead of rebuilt (embedded profile). */
+  readModelCopies?: ReadModelCopies;
   clock: Clock;
   media: MediaStore;
   cache: Cache;

@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { createFileEventLog } from '../embedded/file-event-log.ts';
 import { collectionSpec, type Doc, type DocumentStore } from '../ports/document-store.ts';
 import type { EventLog, LogRecord } from '../ports/event-log.ts';
-import { openSqliteDocumentStore } from '../sqlite/sqlite-document-store.ts';
+import { SqliteReadModelCopies } from '../sqlite/read-model-copies.ts';
+import { openSqliteDocumentStore, type SqliteDocumentStore } from '../sqlite/sqlite-document-store.ts';
 import { newId } from './decider.ts';
 import { startProjections, type Projection } from './projections.ts';
 
@@ -19,7 +20,7 @@ let log: EventLog;
 const stores: DocumentStore[] = [];
 let files = 0;
 /** A read-model store on its own SQLite file (`name` reopens one). */
-function openStore(name = `store-${++files}`): DocumentStore {
+function openStore(name = `store-${++files}`): SqliteDocumentStore {
   const store = openSqliteDocumentStore({ path: join(dir, `${name}.db`) });
   stores.push(store);
   return store;
@@ -200,6 +201,42 @@ describe('projection runner', () => {
     expect(await store.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 16, events: 4 });
     expect(await store.collection(OTHER).findOne({ _id: 'sum' })).toMatchObject({ total: 1016, events: 4 });
     await second.stop();
+  });
+
+  it('copies a projection another store of the process finished instead of rebuilding it, and goes on from where the copy was', async () => {
+    await log.append('tallies', [1, 2, 3].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
+    const copies = new SqliteReadModelCopies();
+    const first = openStore();
+    const built = await startProjections({ group: 'tally-first', log, store: first, catalogs: [catalog], projections: [tally(first)], copies: copies.for(first) });
+    await built.caughtUp();
+    expect(built.applied()).toBe(3);
+
+    // A second store with the same projection and one of its own: the tally is copied (nothing of
+    // its topic applied for it), the other is built from the log; later events reach both once.
+    const second = openStore();
+    const lines: string[] = [];
+    const logger = { info: (_obj: unknown, msg: string) => lines.push(msg), warn: () => {}, error: () => {}, child: () => logger } as unknown as Parameters<typeof startProjections>[0]['logger'];
+    const copied = await startProjections({ group: 'tally-second', log, store: second, catalogs: [catalog], projections: [tally(second), tally(second, { name: 'other', collection: OTHER_SUMS })], copies: copies.for(second), ...(logger ? { logger } : {}) });
+    await copied.caughtUp();
+    expect(lines.some((l) => /^tally-second: copied tally v1 from tally-first in [\d.]+ s \(no rebuild\)$/.test(l))).toBe(true);
+    expect(await sumOf(second)).toBe(6);
+    expect(await sumOf(second, OTHER_SUMS)).toBe(6);
+    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 10 }) }]);
+    await copied.catchUp(['tallies']);
+    await built.catchUp(['tallies']);
+    expect(await second.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 16, events: 4 });
+    expect(await sumOf(second, OTHER_SUMS)).toBe(16);
+    expect(await sumOf(first)).toBe(16);
+
+    // Another version of the code is not copied: it is rebuilt.
+    await copied.stop();
+    const third = openStore();
+    const rebuilt = await startProjections({ group: 'tally-third', log, store: third, catalogs: [catalog], projections: [tally(third, { version: 2 })], copies: copies.for(third) });
+    await rebuilt.caughtUp();
+    expect(rebuilt.applied()).toBe(4);
+    expect(await sumOf(third)).toBe(16);
+    await rebuilt.stop();
+    await built.stop();
   });
 
   it('applies a batch and its checkpoint together: a batch whose commit failed is applied again, once', async () => {

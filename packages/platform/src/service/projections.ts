@@ -1,6 +1,6 @@
 import { DomainError, EventEnvelopeSchema, InvalidEventError, type DeadLetter, type DomainEvent, type EventCatalog, type EventEnvelope } from '@castie/contracts';
 import type { FastifyBaseLogger } from 'fastify';
-import { collectionSpec, type CollectionSpec, type Doc, type DocumentStore } from '../ports/document-store.ts';
+import { collectionSpec, type CollectionSpec, type Doc, type DocumentStore, type Filter } from '../ports/document-store.ts';
 import { positionKey, type EventLog, type LogPosition, type LogRecord, type Subscription } from '../ports/event-log.ts';
 import { DEAD_LETTERS, deadLetterView, forgetRebuiltDeadLetters, listDeadLetters, recordDeadLetter } from './dead-letters.ts';
 
@@ -96,6 +96,37 @@ export interface ProjectionRunnerOptions {
    * not awaited, so it never slows the projections: it starts its own work and handles its errors.
    */
   committed?: (events: readonly AppliedEvent[]) => void;
+  /**
+   * Other copies of the same projections in this process (the embedded profile: every service
+   * keeps its own copy of the reference read models). A projection to rebuild at start is copied
+   * from a finished copy instead, when one exists; an operator's rebuild (`rebuildAll`) never copies.
+   */
+  copies?: ReadModelCopies;
+}
+
+/** Documents of one collection that a filter selects (the checkpoints of one projection). */
+export interface DocumentsMatching {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  spec: CollectionSpec<any>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  filter: Filter<any>;
+}
+
+/**
+ * Finished read models of one process that a store started later may copy instead of rebuilding
+ * them from the log. A copy holds its collections and its checkpoints from one consistent
+ * snapshot, so the runner resumes the copy exactly where the original was.
+ */
+export interface ReadModelCopies {
+  /**
+   * Copies the collections of `projection` and the documents `matching` from a finished copy of
+   * the same projection code (name, version and collection specs) into this runner's store.
+   * Returns the group that built the copy, or null when none did (then it is rebuilt).
+   */
+  copy(projection: Projection, matching: readonly DocumentsMatching[]): Promise<string | null>;
+  /** Offers this store's projections, caught up, to the stores started later; until `withdraw`. */
+  offer(group: string, projections: readonly Projection[]): void;
+  withdraw(): void;
 }
 
 /** An event a batch applied, as `committed` is told of it. */
@@ -149,17 +180,35 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   // Which projections start over: new store, or code of another version. Their collections are
   // bulk-loaded: secondary indexes are built once they caught up (see caughtUp).
   const rebuilding: Projection[] = [];
+  /** Rebuilt or copied: their old dead letters no longer apply. */
+  const replaced = new Set<string>();
   for (const p of projections) {
     const stored = await versions.findOne({ _id: p.name });
     if (stored?.version === p.version && !options.rebuildAll) continue;
-    rebuilding.push(p);
     const names = p.collections.map((c: CollectionSpec<Doc>) => c.name);
     await store.drop(names);
-    await store.beginBulkLoad(names);
     await checkpoints.deleteMany({ projection: p.name });
+    replaced.add(p.name);
+    if (!options.rebuildAll && options.copies) {
+      const started = Date.now();
+      // With its checkpoints and version: the runner goes on from where the copy was.
+      const from = await copyOf(options.copies, p, [
+        { spec: CHECKPOINTS, filter: { projection: p.name } satisfies Filter<CheckpointDoc> },
+        { spec: VERSIONS, filter: { _id: p.name } satisfies Filter<VersionDoc> },
+      ], logger);
+      if (from !== null) {
+        logger?.info({ group, projection: p.name, from, ms: Date.now() - started }, `${group}: copied ${p.name} v${p.version} from ${from} in ${((Date.now() - started) / 1000).toFixed(1)} s (no rebuild)`);
+        continue;
+      }
+      // Nothing of a failed copy stays behind (cheap when there was nothing to copy).
+      await store.drop(names);
+      await checkpoints.deleteMany({ projection: p.name });
+    }
+    rebuilding.push(p);
+    await store.beginBulkLoad(names);
     await versions.replaceOne({ _id: p.name }, { _id: p.name, version: p.version }, { upsert: true });
   }
-  if (rebuilding.length > 0) await forgetRebuiltDeadLetters(store, group, new Set(rebuilding.map((p) => p.name)), rebuilding.length === projections.length);
+  if (replaced.size > 0) await forgetRebuiltDeadLetters(store, group, replaced, replaced.size === projections.length);
 
   /** Applied offsets per projection and `topic:partition`. */
   const applied = new Map<string, Map<string, number>>(projections.map((p) => [p.name, new Map()]));
@@ -307,6 +356,8 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
       while (!(await subscription.waitFor(startEnds, 60_000))) logger?.warn({ group }, 'still applying the log');
       await store.endBulkLoad();
       progress.done();
+      // Only read models without dead letters are copied: a copy would not carry them.
+      if (options.copies && (await listDeadLetters(store, { all: true })).length === 0) options.copies.offer(group, projections);
     },
     async lag() {
       const ends = new Map<string, Map<number, number>>();
@@ -329,11 +380,22 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     },
     resume,
     async stop() {
+      options.copies?.withdraw();
       progress.done();
       resume();
       await subscription.stop();
     },
   };
+}
+
+/** A copy of the projection's read model, or null: none to copy, or copying failed (then it is rebuilt, as without copies). */
+async function copyOf(copies: ReadModelCopies, projection: Projection, matching: readonly DocumentsMatching[], logger: FastifyBaseLogger | undefined): Promise<string | null> {
+  try {
+    return await copies.copy(projection, matching);
+  } catch (error) {
+    logger?.warn({ projection: projection.name, err: error }, `copying ${projection.name} failed: it is rebuilt from the log`);
+    return null;
+  }
 }
 
 /** Reports a rebuild for people: events applied, percent, events per second. */
