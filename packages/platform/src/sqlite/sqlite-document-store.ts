@@ -436,10 +436,11 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
    * an answer of an older one is read again. Sound for the same reason as the document cache (one
    * writer per file, in this process; a commit and its new generation happen in one synchronous
    * step). A feed page's index walk and the group directory's small lists are asked again and
-   * again between writes; their documents are shared with the document cache, and the answers
-   * kept are bounded by the number of documents they name.
+   * again between writes. An answer keeps its documents' ids only: the documents themselves
+   * come from the document cache (or are read again), whose budget alone bounds them; the
+   * answers are bounded by the number of ids they hold.
    */
-  const answers = cache.enabled ? new LRUCache<string, { generation: number; docs: JsonObject[] }>({ maxSize: 20_000, sizeCalculation: (a) => a.docs.length + 1 }) : null;
+  const answers = cache.enabled ? new LRUCache<string, { generation: number; ids: string[] }>({ maxSize: 50_000, sizeCalculation: (a) => a.ids.length + 1 }) : null;
   const generations = new Map<string, number>();
   const newGeneration = (table: string) => generations.set(table, (generations.get(table) ?? 0) + 1);
   const mutex = new Mutex();
@@ -578,22 +579,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     // Committed data: documents come from the cache when it has them.
     const ids = idsOnly(filter, options);
     if (ids) {
-      const docs: JsonObject[] = [];
-      const missing: string[] = [];
-      for (const id of ids) {
-        const doc = cache.get(t.name, id);
-        if (doc) docs.push(doc);
-        else if (doc === undefined) missing.push(id);
-      }
-      if (missing.length > 0) {
-        const rows = reader.prepare(`SELECT id, doc FROM ${t.q} WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(missing)) as Row[];
-        const present = new Set<string>();
-        for (const row of rows) {
-          docs.push(cache.parsed(t.name, row.id, row.doc));
-          present.add(row.id);
-        }
-        for (const id of missing) if (!present.has(id)) cache.absent(t.name, id);
-      }
+      const docs = committedByIds(t, ids);
       // The ids hold by construction; the other equalities are checked here. In id order, as the id index gives them.
       const { _id: _ids, ...rest } = filter;
       const matching = (Object.keys(rest).length === 0 ? docs : docs.filter((doc) => matches(doc, rest, t.arrays))).sort((a, b) => (String(a._id) < String(b._id) ? -1 : 1));
@@ -603,10 +589,26 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     const key = answers ? `${sql}\u0000${JSON.stringify(params)}` : '';
     const generation = generations.get(t.name) ?? 0;
     const known = answers?.get(key);
-    if (known && known.generation === generation) return known.docs.map((doc) => project(doc, options.projection));
-    const docs = (reader.prepare(sql).all(...params) as Row[]).map((row) => cache.parsed(t.name, row.id, row.doc));
-    answers?.set(key, { generation, docs });
-    return docs.map((doc) => project(doc, options.projection));
+    if (known && known.generation === generation) return committedByIds(t, known.ids).map((doc) => project(doc, options.projection));
+    const rows = reader.prepare(sql).all(...params) as Row[];
+    answers?.set(key, { generation, ids: rows.map((row) => row.id) });
+    return rows.map((row) => project(cache.parsed(t.name, row.id, row.doc), options.projection));
+  }
+
+  /**
+   * Committed documents by id, in the order given, from the document cache, else read in one
+   * statement (and cached); ids without a document are left out.
+   */
+  function committedByIds(t: Table, ids: readonly string[]): JsonObject[] {
+    const found: (JsonObject | null | undefined)[] = ids.map((id) => cache.get(t.name, id));
+    const missing = ids.filter((_id, i) => found[i] === undefined);
+    if (missing.length > 0) {
+      const read = new Map<string, JsonObject>();
+      for (const row of reader.prepare(`SELECT id, doc FROM ${t.q} WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(missing)) as Row[]) read.set(row.id, cache.parsed(t.name, row.id, row.doc));
+      for (const id of missing) if (!read.has(id)) cache.absent(t.name, id);
+      for (let i = 0; i < ids.length; i++) if (found[i] === undefined) found[i] = read.get(ids[i]!) ?? null;
+    }
+    return found.filter((doc): doc is JsonObject => !!doc);
   }
 
   /** Ids of matching documents, for writes (the unit's pending writes to the table are flushed first). */
