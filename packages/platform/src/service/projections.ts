@@ -16,6 +16,16 @@ export interface Projection {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   collections: readonly CollectionSpec<any>[];
   /**
+   * State the projection keeps outside the document store (sorted sets on Redis), which the
+   * runner can neither drop with the collections nor find at its version by itself.
+   */
+  external?: {
+    /** True when that state is not the one this version built (e.g. Redis was emptied, or is new): the projection is rebuilt. */
+    lost(): Promise<boolean>;
+    /** Empties it and marks it as built by this version, before a rebuild. */
+    reset(): Promise<void>;
+  };
+  /**
    * Applies one event, inside the unit of work of its batch. Must be idempotent on stores whose
    * units are not atomic (MongoDB): use `updateOnce` for counters.
    */
@@ -151,10 +161,11 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   const rebuilding: Projection[] = [];
   for (const p of projections) {
     const stored = await versions.findOne({ _id: p.name });
-    if (stored?.version === p.version && !options.rebuildAll) continue;
+    if (stored?.version === p.version && !options.rebuildAll && !(await p.external?.lost())) continue;
     rebuilding.push(p);
     const names = p.collections.map((c: CollectionSpec<Doc>) => c.name);
     await store.drop(names);
+    await p.external?.reset();
     await store.beginBulkLoad(names);
     await checkpoints.deleteMany({ projection: p.name });
     await versions.replaceOne({ _id: p.name }, { _id: p.name, version: p.version }, { upsert: true });

@@ -10,6 +10,7 @@ import {
 } from '@castie/platform';
 import type { FileEventLog } from '@castie/platform/embedded/file-event-log';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
+import { createStoredSortedSets } from '@castie/platform/embedded/stored-sorted-sets';
 import type { FastifyInstance } from 'fastify';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -56,8 +57,9 @@ export class CastiesFixture {
   /** Builds (or rebuilds, on a fresh document store) the read models and the app. */
   async boot(documents: DocumentStore = this.newStore()): Promise<void> {
     this.documents = documents;
-    this.runner = await startCastiesReadModels({ log: this.log, documents });
-    this.app = buildCastiesApp({ store: await this.store('casties'), documents, readModels: this.runner, clock: this.clock, timeZone: this.timeZone, checkResponses: true });
+    const boards = createStoredSortedSets(documents);
+    this.runner = await startCastiesReadModels({ log: this.log, documents, boards });
+    this.app = buildCastiesApp({ store: await this.store('casties'), documents, boards, readModels: this.runner, clock: this.clock, timeZone: this.timeZone, checkResponses: true });
     await this.app.ready();
   }
 
