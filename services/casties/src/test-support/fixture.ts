@@ -103,6 +103,12 @@ export class CastiesFixture {
     await this.publish(identityEvents, `account-${p.userId}`, [{ type: 'PrivacyChanged', data: { userId: p.userId, isPrivate } }]);
   }
 
+  /** The person takes another handle (identity's ProfileEdited); returns them under it. */
+  async rename(p: Person, handle: string): Promise<Person> {
+    await this.publish(identityEvents, `account-${p.userId}`, [{ type: 'ProfileEdited', data: { userId: p.userId, handle } }]);
+    return { ...p, handle };
+  }
+
   async deleteAccount(p: Person): Promise<void> {
     await this.publish(identityEvents, `account-${p.userId}`, [{ type: 'AccountDeleted', data: { userId: p.userId, handle: p.handle } }]);
   }
@@ -124,6 +130,10 @@ export class CastiesFixture {
         ]
       : [{ type: 'GroupFollowed', data: { slug, userId: p.userId } }];
     await this.publish(groupEvents, `membership-${slug}-${p.userId}`, events);
+  }
+
+  async unfollow(p: Person, slug: string): Promise<void> {
+    await this.publish(groupEvents, `membership-${slug}-${p.userId}`, [{ type: 'GroupUnfollowed', data: { slug, userId: p.userId } }]);
   }
 
   async befriend(a: Person, b: Person): Promise<void> {
