@@ -54,8 +54,10 @@ export function leaderboardsProjection(store: DocumentStore, sets: SortedSets): 
     const old = entry?.member ?? null;
     if (member === null && old === null) return;
     // A new member spelling (rename) or none (deleted) concerns every board the person is on:
-    // the overall one and those of the groups they follow (every follow change refreshes its group).
-    const scope = old !== member || slugs === null ? [...new Set([...(slugs ?? []), ...(await groups.followedSlugs(userId))])] : slugs;
+    // the overall one and those of the groups they follow (every follow change refreshes its
+    // group). The person's `following` holds every group they follow (and may hold one they only
+    // requested access to since): read by id, so a rebuild needs no index to find them.
+    const scope = old !== member || slugs === null ? [...new Set([...(slugs ?? []), ...(person?.following ?? [])])] : slugs;
     const changes: ScoreChange[] = [];
     if (old !== null && old !== member) {
       changes.push({ key: OVERALL_BOARD, member: old, score: null });
