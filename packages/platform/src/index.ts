@@ -28,3 +28,4 @@ export * from './observability/measured-event-log.ts';
 export * from './observability/readiness.ts';
 export * from './observability/routes.ts';
 export * from './service/keyset-page.ts';
+export * from './embedded/stored-sorted-sets.ts';

@@ -91,6 +91,7 @@ async function startService(c: ClusterConfig, name: ServiceName): Promise<Runnin
     clock: systemClock,
     media,
     cache,
+    sortedSets: cache,
     mailer,
     secret: c.SECRET,
     publicUrl: c.PUBLIC_URL,

@@ -24,6 +24,8 @@ export interface EmbeddedSystem {
   clock: Clock;
   manualClock: ManualClock | null;
   services: Map<ServiceName, BuiltService>;
+  /** How the gateway reaches each service (benchmarks measure the gateway's own cost with them). */
+  clients: Partial<Record<ServiceName, ServiceClient>>;
   close(): Promise<void>;
 }
 
@@ -82,7 +84,9 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
   const manualClock = config.CLOCK === 'manual' && clock instanceof ManualClock ? clock : null;
   const media = createLocalMediaStore({ dir: join(config.dataDir, 'media') });
   const mailer = createOutboxMailer({ dir: join(config.dataDir, 'outbox'), onSent: (info: unknown) => logger?.info({ mail: info }, 'mail written to the outbox') });
-  const cache: Cache = config.REDIS_URL ? createRedisCache({ url: config.REDIS_URL, keyPrefix: 'castie:' }) : createMemoryCache();
+  // With REDIS_URL the leaderboards' sorted sets live in Redis too; else beside each service's read models.
+  const redis = config.REDIS_URL ? createRedisCache({ url: config.REDIS_URL, keyPrefix: 'castie:' }) : null;
+  const cache: Cache = redis ?? createMemoryCache();
 
   const services = new Map<ServiceName, BuiltService>();
   const clients: Partial<Record<ServiceName, ServiceClient>> = {};
@@ -105,6 +109,7 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
       clock,
       media,
       cache,
+      ...(redis ? { sortedSets: redis } : {}),
       mailer,
       secret: config.secret,
       publicUrl: config.publicUrl,
@@ -141,7 +146,6 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
     clock,
     manualClock,
     services,
-    /** How the gateway reaches each service (benchmarks measure the gateway's own cost with them). */
     clients,
     async close() {
       await gateway.close();

@@ -1,5 +1,5 @@
 import { castieEvents } from '@castie/contracts';
-import { CommandHandler, createServiceApp, type Clock, type DocumentStore, type EventStore, type ReadModels } from '@castie/platform';
+import { CommandHandler, createServiceApp, type Clock, type DocumentStore, type EventStore, type ReadModels, type SortedSets } from '@castie/platform';
 import { GroupDirectory, People } from '@castie/reference';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { CastieObjects } from './casties/castie-objects.ts';
@@ -16,6 +16,8 @@ import { forecastDecider } from './forecasting/decider.ts';
 import { FORECASTERS, FORECASTS, ROSTERS } from './forecasting/read-model.ts';
 import { forecastRoutes } from './forecasting/routes.ts';
 import { groupPageRoutes } from './group-pages/routes.ts';
+import { Leaderboards } from './leaderboards/boards.ts';
+import { BOARD_ENTRIES } from './leaderboards/read-model.ts';
 import { leaderboardRoutes } from './leaderboards/routes.ts';
 import { profileRoutes } from './profiles/routes.ts';
 
@@ -24,6 +26,8 @@ export interface CastiesDeps {
   store: EventStore;
   /** This service's read models: its own, plus its copies of people, friendships and groups. */
   documents: DocumentStore;
+  /** The leaderboards' sorted sets, which the leaderboards projection keeps (see `castiesProjections`). */
+  boards: SortedSets;
   /** How far those read models are in the log (session consistency, catching up). */
   readModels: ReadModels;
   clock: Clock;
@@ -60,8 +64,9 @@ export function buildCastiesApp(deps: CastiesDeps): FastifyInstance {
   commentRoutes(app, { comments: new CommandHandler(deps.store, castieEvents, commentDecider), commentDocs, visible, people, clock, timeZone, routeOptions });
   feedRoutes(app, { views, search: documents.collection(CASTIE_SEARCH), objects, groups, routeOptions });
   profileRoutes(app, { views, forecasts, objects, people, groups, clock, routeOptions });
-  groupPageRoutes(app, { views, forecasts, objects, groups, routeOptions });
-  leaderboardRoutes(app, { people, groups, routeOptions });
+  const boards = new Leaderboards(deps.boards, documents.collection(BOARD_ENTRIES), people);
+  groupPageRoutes(app, { views, forecasts, objects, groups, boards, routeOptions });
+  leaderboardRoutes(app, { boards, groups, routeOptions });
   exportRoutes(app, { views, forecasts, commentDocs, groups, clock, timeZone });
   return app;
 }

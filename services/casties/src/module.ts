@@ -1,5 +1,5 @@
 import { castieEvents, CASTIES_TOPIC, groupEvents, identityEvents, socialEvents } from '@castie/contracts';
-import { ManagedReadModels, type DocumentStore, type EventLog, type ProjectionObserver, type Projection, type ReadModelCopies, type ServiceModule } from '@castie/platform';
+import { createStoredSortedSets, ManagedReadModels, type DocumentStore, type EventLog, type ProjectionObserver, type Projection, type ReadModelCopies, type ServiceModule, type SortedSets } from '@castie/platform';
 import { groupsProjections, peopleProjections } from '@castie/reference';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildCastiesApp } from './app.ts';
@@ -8,11 +8,17 @@ import { startAccountDeletedPolicy } from './comments/account-deleted-policy.ts'
 import { commentsProjection } from './comments/read-model.ts';
 import { searchIndexProjection } from './feeds/read-model.ts';
 import { forecastsProjection } from './forecasting/read-model.ts';
+import { leaderboardsProjection } from './leaderboards/read-model.ts';
 
-/** The read models of the casties service: its copies of people, friendships and groups, and each feature's own. */
-export const castiesProjections = (store: DocumentStore): Projection[] => [
+/**
+ * The read models of the casties service: its copies of people, friendships and groups, and each
+ * feature's own. The leaderboards come right after people and groups: in each batch they read
+ * what those two just applied.
+ */
+export const castiesProjections = (store: DocumentStore, boards: SortedSets): Projection[] => [
   ...peopleProjections(store),
   ...groupsProjections(store),
+  leaderboardsProjection(store, boards),
   castieViewsProjection(store),
   forecastsProjection(store),
   commentsProjection(store),
@@ -20,13 +26,13 @@ export const castiesProjections = (store: DocumentStore): Projection[] => [
 ];
 
 /** Starts the casties service's read models and resolves once they applied what the log held at start. */
-export async function startCastiesReadModels(options: { log: EventLog; documents: DocumentStore; copies?: ReadModelCopies; observer?: ProjectionObserver; logger?: FastifyBaseLogger }): Promise<ManagedReadModels> {
+export async function startCastiesReadModels(options: { log: EventLog; documents: DocumentStore; boards: SortedSets; copies?: ReadModelCopies; observer?: ProjectionObserver; logger?: FastifyBaseLogger }): Promise<ManagedReadModels> {
   return ManagedReadModels.start({
     group: 'casties-read',
     log: options.log,
     store: options.documents,
     catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
-    projections: castiesProjections(options.documents),
+    projections: castiesProjections(options.documents, options.boards),
     ...(options.copies ? { copies: options.copies } : {}),
     ...(options.observer ? { observer: options.observer } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
@@ -39,9 +45,11 @@ export function castiesModule(): ServiceModule {
     name: 'casties',
     async build(deps) {
       const logger = deps.logger?.child({ service: 'casties' });
-      const readModels = await startCastiesReadModels({ log: deps.log, documents: deps.documents, ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}), observer: deps.metrics, ...(logger ? { logger } : {}) });
+      // Shared sorted sets (Redis) when the profile has them, else beside the read models.
+      const boards = deps.sortedSets ?? createStoredSortedSets(deps.documents);
+      const readModels = await startCastiesReadModels({ log: deps.log, documents: deps.documents, boards, ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}), observer: deps.metrics, ...(logger ? { logger } : {}) });
       const store = await deps.eventStore(CASTIES_TOPIC);
-      const app = buildCastiesApp({ store, documents: deps.documents, readModels, clock: deps.clock, timeZone: deps.timeZone, checkResponses: deps.checkResponses, ...(logger ? { logger } : {}) });
+      const app = buildCastiesApp({ store, documents: deps.documents, boards, readModels, clock: deps.clock, timeZone: deps.timeZone, checkResponses: deps.checkResponses, ...(logger ? { logger } : {}) });
       readModels.install(app, 'casties', { checkResponses: deps.checkResponses });
       const policy = await startAccountDeletedPolicy({ log: deps.log, store, documents: deps.documents, clock: deps.clock, readModels, ...(logger ? { logger } : {}) });
       return {

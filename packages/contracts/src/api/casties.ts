@@ -346,6 +346,10 @@ export const castiesApi = {
       }),
     }),
   }),
+  /**
+   * Every board, and a group's `ranking`, in one order: most XP first, equal XP by handle
+   * (case-insensitive; digits before letters). Deleted accounts are on none.
+   */
   leaderboard: endpoint({
     method: 'GET',
     paths: ['/api/leaderboard/', '/api/leaderboard/:group_slug/'],

@@ -29,3 +29,40 @@ export interface Cache {
   subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
+
+/** One change to a sorted set: the member's score set (added when new), or with `score` null the member removed. */
+export interface ScoreChange {
+  key: string;
+  member: string;
+  score: number | null;
+}
+
+/** A member of a sorted set with its score, as rank ranges return them. */
+export interface RankedMember {
+  member: string;
+  score: number;
+}
+
+/**
+ * Sorted sets, for leaderboards and rankings: members with a numeric score, read in rank order.
+ * Rank order is the one rule of every adapter: highest score first, equal scores by member in
+ * ascending byte order (UTF-8, as Redis and SQLite compare), so ties are deterministic and a
+ * caller picks the tie-break by how it spells members. Ranks count from 0. A set with no members
+ * does not exist. Embedded: in the service's read-model store (persisted with its checkpoints);
+ * cluster: Redis.
+ *
+ * Scores are set, never incremented: a projection delivered the same event twice must not count
+ * it twice, so it sets the score its idempotent read models hold.
+ */
+export interface SortedSets {
+  /** Applies every change together: a reader sees all of them or none (Redis MULTI; one transaction). */
+  setScores(changes: readonly ScoreChange[]): Promise<void>;
+  /** The members ranked `offset` to `offset + limit - 1`, with their scores; fewer at the end. */
+  ranked(key: string, offset: number, limit: number): Promise<RankedMember[]>;
+  /** The member's rank (0 = first); null when it is not a member. */
+  rankOf(key: string, member: string): Promise<number | null>;
+  /** How many members the set holds. */
+  size(key: string): Promise<number>;
+  /** Removes every sorted set whose key starts with `prefix` (a rebuild starts from nothing). */
+  dropSortedSets(prefix: string): Promise<void>;
+}

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeCache } from '../testing/conformance/cache.ts';
+import { describeSortedSets } from '../testing/conformance/sorted-sets.ts';
 import { testRedis } from '../testing/servers/redis.ts';
 import { createRedisCache } from './redis-cache.ts';
 
@@ -26,4 +27,8 @@ describe.skipIf(!redis.url)(`redis cache${redis.url ? '' : ` (skipped: ${redis.r
     }
   });
   describeCache('redis', () => createRedisCache({ url: redis.url!, keyPrefix: `castie-test:${randomUUID().slice(0, 8)}:` }));
+  describeSortedSets('redis', async () => {
+    const cache = createRedisCache({ url: redis.url!, keyPrefix: `castie-test:${randomUUID().slice(0, 8)}:` });
+    return { sets: cache, close: () => cache.close() };
+  });
 });

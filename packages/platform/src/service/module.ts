@@ -1,6 +1,6 @@
 import type { ServiceName } from '@castie/contracts';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { Cache } from '../ports/cache.ts';
+import type { Cache, SortedSets } from '../ports/cache.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { DocumentStore } from '../ports/document-store.ts';
 import type { EventLog } from '../ports/event-log.ts';
@@ -22,6 +22,11 @@ export interface ServiceDeps {
   clock: Clock;
   media: MediaStore;
   cache: Cache;
+  /**
+   * Sorted sets shared by the processes (Redis) for leaderboards; absent, a service keeps them
+   * in its own read-model store (embedded).
+   */
+  sortedSets?: SortedSets;
   mailer: Mailer;
   /** Keys caches of secrets and tokens. */
   secret: string;

@@ -16,6 +16,16 @@ export interface Projection {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   collections: readonly CollectionSpec<any>[];
   /**
+   * State the projection keeps outside the document store (sorted sets on Redis), which the
+   * runner can neither drop with the collections nor find at its version by itself.
+   */
+  external?: {
+    /** True when that state is not the one this version built (e.g. Redis was emptied, or is new): the projection is rebuilt. */
+    lost(): Promise<boolean>;
+    /** Empties it and marks it as built by this version, before a rebuild. */
+    reset(): Promise<void>;
+  };
+  /**
    * Applies one event, inside the unit of work of its batch. Must be idempotent on stores whose
    * units are not atomic (MongoDB): use `updateOnce` for counters.
    */
@@ -184,12 +194,14 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   const replaced = new Set<string>();
   for (const p of projections) {
     const stored = await versions.findOne({ _id: p.name });
-    if (stored?.version === p.version && !options.rebuildAll) continue;
+    if (stored?.version === p.version && !options.rebuildAll && !(await p.external?.lost())) continue;
     const names = p.collections.map((c: CollectionSpec<Doc>) => c.name);
     await store.drop(names);
+    await p.external?.reset();
     await checkpoints.deleteMany({ projection: p.name });
     replaced.add(p.name);
-    if (!options.rebuildAll && options.copies) {
+    // State kept outside the store (sorted sets) is not in a copy: such a projection is rebuilt.
+    if (!options.rebuildAll && options.copies && !p.external) {
       const started = Date.now();
       // With its checkpoints and version: the runner goes on from where the copy was.
       const from = await copyOf(options.copies, p, [

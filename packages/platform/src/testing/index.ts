@@ -6,6 +6,7 @@ export * from './conformance/event-log.ts';
 export * from './conformance/event-store.ts';
 export * from './conformance/media.ts';
 export * from './conformance/cache.ts';
+export * from './conformance/sorted-sets.ts';
 export * from './servers/redis.ts';
 export * from './servers/kafka.ts';
 export * from './servers/mongo.ts';

@@ -1,6 +1,5 @@
 import { DomainError, GROUPS_TOPIC, messages, type GroupAccess, type GroupObject } from '@castie/contracts';
 import { instantKey, keysetPage, type DocumentStore, type KeysetPage, type PageRequest, type ReadModels } from '@castie/platform';
-import type { PersonDoc } from '../people/people-projection.ts';
 import { People } from '../people/people.ts';
 import { GROUP_MEMBERSHIPS, GROUP_SCORES, GROUPS, membershipId, type GroupDoc, type GroupScoreDoc, type MembershipDoc } from './groups-projection.ts';
 
@@ -182,31 +181,6 @@ export class GroupDirectory {
       const group = groups.get(m.slug);
       return group ? [{ group, since: m.since }] : [];
     }).sort((a, b) => byName(a.group, b.group));
-  }
-
-  /**
-   * A group's leaderboard: its active followers by group XP, most first (ties by handle), at
-   * most `limit`.
-   */
-  async leaderboard(slug: string, limit: number, offset = 0): Promise<{ person: PersonDoc; xp: number }[]> {
-    const followers = await this.people.activeByIds(await this.followerIds(slug));
-    const xp = new Map((await this.#scores.find({ slug: slug.toLowerCase() })).map((s) => [s.userId, s.xp]));
-    return [...followers.values()]
-      .map((person) => ({ person, xp: xp.get(person._id) ?? 0 }))
-      .sort((a, b) => b.xp - a.xp || a.person.handleLower.localeCompare(b.person.handleLower))
-      .slice(offset, offset + limit);
-  }
-
-  /**
-   * A user's position by group XP among the group's active followers with at least one forecast
-   * on an answered Castie of the group (decisions.md); 0 when unranked.
-   */
-  async ranking(slug: string, userId: string): Promise<{ ranking: number; totalRanked: number }> {
-    const [scored, followers] = await Promise.all([this.#scores.find({ slug: slug.toLowerCase(), answered: { $gt: 0 } }, { sort: { xp: -1, userId: 1 } }), this.followerIds(slug)]);
-    const following = new Set(followers);
-    const active = await this.people.activeByIds(scored.map((s) => s.userId).filter((id) => following.has(id)));
-    const ranked = scored.filter((s) => active.has(s.userId));
-    return { ranking: ranked.findIndex((s) => s.userId === userId) + 1, totalRanked: ranked.length };
   }
 
   /** The groups a user follows, alphabetical by name. */

@@ -51,8 +51,8 @@ export const GROUP_MEMBERSHIPS = collectionSpec<MembershipDoc>({
   name: 'group_memberships',
   indexes: [{ keys: { userId: 1, following: 1, since: 1, _id: 1 } }, { keys: { slug: 1, following: 1, since: 1, _id: 1 } }, { keys: { slug: 1, access: 1, requestedAt: 1 } }],
 });
-/** Indexes: a user's scores; a group's scores by group XP (group leaderboard and ranking). */
-export const GROUP_SCORES = collectionSpec<GroupScoreDoc>({ name: 'group_scores', indexes: [{ keys: { userId: 1 } }, { keys: { slug: 1, xp: -1, userId: 1 } }] });
+/** Indexes: a user's scores (group leaderboards and rankings are sorted sets of their own, casties service). */
+export const GROUP_SCORES = collectionSpec<GroupScoreDoc>({ name: 'group_scores', indexes: [{ keys: { userId: 1 } }] });
 /** Users whose account was deleted: they no longer count as followers. */
 export const GROUP_DELETED_USERS = collectionSpec<Doc>({ name: 'group_deleted_users' });
 

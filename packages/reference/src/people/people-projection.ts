@@ -28,13 +28,13 @@ export interface PersonDoc {
 }
 
 /**
- * Indexes: handles (any case); active people in last-name order (people search pages); active
- * people by XP (the overall leaderboard).
+ * Indexes: handles (any case); active people in last-name order (people search pages). The
+ * leaderboards are sorted sets of their own (casties service).
  */
 export const PEOPLE = collectionSpec<PersonDoc>({
   name: 'people',
   arrays: ['following'],
-  indexes: [{ keys: { handleLower: 1 } }, { keys: { status: 1, lastNameLower: 1, handleLower: 1, _id: 1 } }, { keys: { status: 1, xp: -1, handleLower: 1 } }],
+  indexes: [{ keys: { handleLower: 1 } }, { keys: { status: 1, lastNameLower: 1, handleLower: 1, _id: 1 } }],
 });
 
 type Fields = Omit<PersonDoc, '_id' | '_applied'>;

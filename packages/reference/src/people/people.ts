@@ -68,11 +68,6 @@ export class People {
     return searchPeople(this.#people, q, page);
   }
 
-  /** The active people with the most XP (ties by handle), for the overall leaderboard; `offset` skips the first ones (the (status, xp, handleLower) index serves both). */
-  topByXp(limit: number, offset = 0): Promise<PersonDoc[]> {
-    return this.#people.find({ status: 'active' }, { sort: { xp: -1, handleLower: 1 }, ...(offset > 0 ? { skip: offset } : {}), limit });
-  }
-
   /** Ids of a person's frodads (friends), deleted ones included: filter with activeByIds to show. */
   async friendIds(userId: string): Promise<string[]> {
     return (await this.#lists.findOne({ _id: userId }))?.friends ?? [];

@@ -3,6 +3,7 @@ import { route, type Collection, type RouteOptions } from '@castie/platform';
 import { groupAccuracy, type GroupDirectory } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
 import type { CastieObjects } from '../casties/castie-objects.ts';
+import type { Leaderboards } from '../leaderboards/boards.ts';
 import type { CastieView } from '../casties/read-model.ts';
 import type { ForecastDoc } from '../forecasting/read-model.ts';
 
@@ -10,7 +11,8 @@ export interface GroupPageRoutesDeps {
   views: Collection<CastieView>;
   forecasts: Collection<ForecastDoc>;
   objects: CastieObjects;
-  groups: Pick<GroupDirectory, 'require' | 'groupObject' | 'canSee' | 'ranking' | 'scoreOf'>;
+  groups: Pick<GroupDirectory, 'require' | 'groupObject' | 'canSee' | 'scoreOf'>;
+  boards: Pick<Leaderboards, 'ranking'>;
   routeOptions: RouteOptions;
 }
 
@@ -23,7 +25,7 @@ export function groupPageRoutes(app: FastifyInstance, ctx: GroupPageRoutesDeps):
     api.casties.group,
     async ({ caller, params, query }) => {
       const group = await ctx.groups.require(params.group_slug);
-      const [object, rank] = await Promise.all([ctx.groups.groupObject(caller.userId, group), ctx.groups.ranking(group.slug, caller.userId)]);
+      const [object, rank] = await Promise.all([ctx.groups.groupObject(caller.userId, group), ctx.boards.ranking(group.slug, caller.userId)]);
       if (!query.casties) return { ...object, ...rank };
       // The Casties list shows only to those who may see the group's Casties (empty otherwise).
       const visible = await ctx.groups.canSee(caller.userId, group);
@@ -40,7 +42,7 @@ export function groupPageRoutes(app: FastifyInstance, ctx: GroupPageRoutesDeps):
       const group = await ctx.groups.require(params.group_slug);
       const [score, rank, forecasts] = await Promise.all([
         ctx.groups.scoreOf(caller.userId, group.slug),
-        ctx.groups.ranking(group.slug, caller.userId),
+        ctx.boards.ranking(group.slug, caller.userId),
         ctx.forecasts.find({ userId: caller.userId, groupSlug: group.slug }),
       ]);
       return {

@@ -1,17 +1,18 @@
 import { api, levelFor } from '@castie/contracts';
 import { route, type RouteOptions } from '@castie/platform';
-import type { GroupDirectory, People, PersonDoc } from '@castie/reference';
+import type { GroupDirectory, PersonDoc } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
+import type { Leaderboards } from './boards.ts';
 
 export interface LeaderboardRoutesDeps {
-  people: Pick<People, 'topByXp'>;
-  groups: Pick<GroupDirectory, 'followedGroups' | 'require' | 'leaderboard'>;
+  boards: Pick<Leaderboards, 'overall' | 'group'>;
+  groups: Pick<GroupDirectory, 'followedGroups' | 'require'>;
   routeOptions: RouteOptions;
 }
 
 const entry = (p: PersonDoc) => ({ handle: p.handle, lastName: p.lastName, firstName: p.firstName, profPic: p.profPic, city: p.city, state: p.state });
 
-/** Overall (by XP, with level) and per-group (by group XP, with xp) leaderboards; deleted users vanish. */
+/** Overall (by XP, with level) and per-group (by group XP, with xp) leaderboards, read from the boards' sorted sets; deleted users vanish. */
 export function leaderboardRoutes(app: FastifyInstance, ctx: LeaderboardRoutesDeps): void {
   route(
     app,
@@ -21,23 +22,21 @@ export function leaderboardRoutes(app: FastifyInstance, ctx: LeaderboardRoutesDe
       const leaderboard_groups = followed.map((g) => ({ slug: g.slug, groupName: g.groupName }));
       if (!params.group_slug) {
         if (query.offset === undefined) {
-          const top = await ctx.people.topByXp(query.limit);
-          return { leaderboard_groups, leaderboard_profiles: top.map((p) => ({ ...entry(p), level: levelFor(p.xp) })) };
+          const top = await ctx.boards.overall(query.limit);
+          return { leaderboard_groups, leaderboard_profiles: top.map(({ person, xp }) => ({ ...entry(person), level: levelFor(xp) })) };
         }
         // One more than the page tells whether another follows.
-        const found = await ctx.people.topByXp(query.limit + 1, query.offset);
+        const found = await ctx.boards.overall(query.limit + 1, query.offset);
         const hasMore = found.length > query.limit;
         const top = found.slice(0, query.limit);
-        return { leaderboard_groups, leaderboard_profiles: top.map((p) => ({ ...entry(p), level: levelFor(p.xp) })), has_more: hasMore, next_offset: hasMore ? query.offset + query.limit : null };
+        return { leaderboard_groups, leaderboard_profiles: top.map(({ person, xp }) => ({ ...entry(person), level: levelFor(xp) })), has_more: hasMore, next_offset: hasMore ? query.offset + query.limit : null };
       }
-      // A group's board is ranked over its followers in memory (sorted sets would serve it from
-      // an index); offset pages that ranking as the overall board's pages its index.
       const group = await ctx.groups.require(params.group_slug);
       if (query.offset === undefined) {
-        const board = await ctx.groups.leaderboard(group.slug, query.limit);
+        const board = await ctx.boards.group(group.slug, query.limit);
         return { leaderboard_groups, leaderboard_profiles: board.map(({ person, xp }) => ({ ...entry(person), xp })) };
       }
-      const found = await ctx.groups.leaderboard(group.slug, query.limit + 1, query.offset);
+      const found = await ctx.boards.group(group.slug, query.limit + 1, query.offset);
       const hasMore = found.length > query.limit;
       const board = found.slice(0, query.limit);
       return { leaderboard_groups, leaderboard_profiles: board.map(({ person, xp }) => ({ ...entry(person), xp })), has_more: hasMore, next_offset: hasMore ? query.offset + query.limit : null };

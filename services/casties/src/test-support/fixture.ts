@@ -10,6 +10,7 @@ import {
 } from '@castie/platform';
 import type { FileEventLog } from '@castie/platform/embedded/file-event-log';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
+import { createStoredSortedSets } from '@castie/platform/embedded/stored-sorted-sets';
 import type { FastifyInstance } from 'fastify';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -56,8 +57,9 @@ export class CastiesFixture {
   /** Builds (or rebuilds, on a fresh document store) the read models and the app. */
   async boot(documents: DocumentStore = this.newStore()): Promise<void> {
     this.documents = documents;
-    this.runner = await startCastiesReadModels({ log: this.log, documents });
-    this.app = buildCastiesApp({ store: await this.store('casties'), documents, readModels: this.runner, clock: this.clock, timeZone: this.timeZone, checkResponses: true });
+    const boards = createStoredSortedSets(documents);
+    this.runner = await startCastiesReadModels({ log: this.log, documents, boards });
+    this.app = buildCastiesApp({ store: await this.store('casties'), documents, boards, readModels: this.runner, clock: this.clock, timeZone: this.timeZone, checkResponses: true });
     await this.app.ready();
   }
 
@@ -101,6 +103,12 @@ export class CastiesFixture {
     await this.publish(identityEvents, `account-${p.userId}`, [{ type: 'PrivacyChanged', data: { userId: p.userId, isPrivate } }]);
   }
 
+  /** The person takes another handle (identity's ProfileEdited); returns them under it. */
+  async rename(p: Person, handle: string): Promise<Person> {
+    await this.publish(identityEvents, `account-${p.userId}`, [{ type: 'ProfileEdited', data: { userId: p.userId, handle } }]);
+    return { ...p, handle };
+  }
+
   async deleteAccount(p: Person): Promise<void> {
     await this.publish(identityEvents, `account-${p.userId}`, [{ type: 'AccountDeleted', data: { userId: p.userId, handle: p.handle } }]);
   }
@@ -122,6 +130,10 @@ export class CastiesFixture {
         ]
       : [{ type: 'GroupFollowed', data: { slug, userId: p.userId } }];
     await this.publish(groupEvents, `membership-${slug}-${p.userId}`, events);
+  }
+
+  async unfollow(p: Person, slug: string): Promise<void> {
+    await this.publish(groupEvents, `membership-${slug}-${p.userId}`, [{ type: 'GroupUnfollowed', data: { slug, userId: p.userId } }]);
   }
 
   async befriend(a: Person, b: Person): Promise<void> {
