@@ -52,12 +52,13 @@ async function statusOf(url: string): Promise<number | null> {
 
 /**
  * Starts `packages/system/src/main.ts` of the checkout at `root` on `dataDir` (plain `node` with
- * tsx, as `npm start` runs it) and resolves once it answers HTTP.
+ * tsx, as `npm start` runs it) and resolves once it answers HTTP. `nodeArgs` go to node itself
+ * (e.g. `--cpu-prof`, which NODE_OPTIONS does not take).
  */
-export async function startCastie(root: string, dataDir: string, env: Record<string, string> = {}): Promise<RunningServer> {
+export async function startCastie(root: string, dataDir: string, env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Promise<RunningServer> {
   const port = await freePort();
   const started = performance.now();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'packages/system/src/main.ts')], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(root, 'packages/system/src/main.ts')], {
     cwd: root,
     // One user drives all the load: its request budget (an abuse limit) must not be what is measured.
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ADMIN_TOKEN: 'bench-admin-token-0123456789', SECRET: 'bench-secret-0123456789abcdef', USER_REQUESTS_PER_MINUTE: '1000000000', ...env },

@@ -137,6 +137,24 @@ describe('file event log on disk', () => {
     expect((await big.read('big', 299_999, 1))[0]!.value).toBe('{"n":299999}');
   });
 
+  it('reads back every record as written, old ones and the newest alike, while the log is open and after it reopened', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const log = (await openLog(dir)).log as Awaited<ReturnType<typeof createFileEventLog>>;
+    // 12 MB: more than the newest records kept in memory, so reads come from memory and from the file.
+    const value = (n: number) => JSON.stringify({ n, pad: 'x'.repeat(4000) });
+    for (let batch = 0; batch < 30; batch++) await log.append('t', Array.from({ length: 100 }, (_, i) => ({ key: `k${i % 7}`, value: value(batch * 100 + i) })));
+    const check = async (l: typeof log) => {
+      for (const [from, max] of [[0, 10], [1000, 500], [2990, 50], [2999, 1]] as const) {
+        const read = await l.read('t', from, max);
+        expect(read.map((r) => [r.offset, r.key, r.value])).toEqual(Array.from({ length: Math.min(max, 3000 - from) }, (_, i) => [from + i, `k${(from + i) % 100 % 7}`, value(from + i)]));
+      }
+    };
+    await check(log);
+    await log.close();
+    await check((await openLog(dir)).log as typeof log);
+  });
+
   it('ignores a saved index that does not fit the log, and scans it', async () => {
     const { dir } = await threeRecords();
     await writeFile(join(dir, 't.starts'), Buffer.from('CSTART01garbage!'));

@@ -42,6 +42,11 @@ const INDEX_MAGIC = 'CSTART01';
 const INDEX_HEAD = 16;
 /** Records appended between two saves of the index. */
 const INDEX_EVERY = 50_000;
+/**
+ * Bytes of the newest durable records kept in memory per topic: consumers follow the tail, and
+ * streams just written are read again, so most reads under load need no file read at all.
+ */
+const TAIL_BYTES = 8 * 1024 * 1024;
 /** Kafka's rule for topic names, which also makes them safe file names. */
 const isTopicName = (name: string): boolean => /^[A-Za-z0-9._-]{1,249}$/.test(name) && name !== '.' && name !== '..';
 const PARTITION = 0;
@@ -112,6 +117,8 @@ async function syncDir(dir: string): Promise<void> {
 const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 interface PendingAppend {
+  records: readonly NewLogRecord[];
+  timestamp: number;
   frames: Buffer;
   sizes: number[];
   resolve: (positions: LogPosition[]) => void;
@@ -134,6 +141,11 @@ class TopicFile {
   /** Records the saved index of starts covers (a newer one is saved once many more are appended). */
   private indexed = 0;
   private savingIndex: Promise<void> | null = null;
+
+  /** The newest durable records, in offset order: tail[tailHead] has offset `end - (tail.length - tailHead)`. */
+  private tail: LogRecord[] = [];
+  private tailHead = 0;
+  private tailBytes = 0;
 
   private constructor(
     readonly name: string,
@@ -262,9 +274,10 @@ class TopicFile {
   append(records: readonly NewLogRecord[]): Promise<LogPosition[]> {
     if (this.closed) return Promise.reject(new Error(`topic ${this.name} is closed`));
     if (this.broken) return Promise.reject(new Error(`topic ${this.name} is unusable after a failed write: ${errorMessage(this.broken)}`));
-    const { frames, sizes } = encode(records, Date.now());
+    const timestamp = Date.now();
+    const { frames, sizes } = encode(records, timestamp);
     return new Promise((resolve, reject) => {
-      this.queue.push({ frames, sizes, resolve, reject });
+      this.queue.push({ records, timestamp, frames, sizes, resolve, reject });
       if (!this.flushing) {
         this.flushing = true;
         this.drained = this.flush();
@@ -291,10 +304,13 @@ class TopicFile {
         let at = this.size;
         for (const pending of batch) {
           pending.resolve(
-            pending.sizes.map((size) => {
+            pending.sizes.map((size, i) => {
               this.starts.push(at);
               at += size;
-              return { topic: this.name, partition: PARTITION, offset: this.starts.length - 1 };
+              const offset = this.starts.length - 1;
+              const { key, value } = pending.records[i]!;
+              this.keep({ topic: this.name, partition: PARTITION, offset, key, value, timestamp: pending.timestamp }, size);
+              return { topic: this.name, partition: PARTITION, offset };
             }),
           );
         }
@@ -322,10 +338,27 @@ class TopicFile {
     }
   }
 
-  /** Reads up to `max` durable records from `from` on, with one file read. */
+  /** Keeps a just-durable record in the in-memory tail, dropping the oldest beyond TAIL_BYTES. */
+  private keep(record: LogRecord, bytes: number): void {
+    this.tail.push(record);
+    this.tailBytes += bytes;
+    while (this.tailBytes > TAIL_BYTES && this.tailHead < this.tail.length - 1) {
+      const dropped = this.tail[this.tailHead]!;
+      this.tail[this.tailHead++] = undefined as unknown as LogRecord;
+      this.tailBytes -= this.starts[dropped.offset + 1]! - this.starts[dropped.offset]!;
+    }
+    if (this.tailHead > 4096 && this.tailHead * 2 > this.tail.length) {
+      this.tail = this.tail.slice(this.tailHead);
+      this.tailHead = 0;
+    }
+  }
+
+  /** Reads up to `max` durable records from `from` on: from the in-memory tail, else with one file read. */
   async read(from: number, max: number): Promise<LogRecord[]> {
     const to = Math.min(this.starts.length, from + max);
     if (from >= to) return [];
+    const tailFrom = this.starts.length - (this.tail.length - this.tailHead);
+    if (from >= tailFrom) return this.tail.slice(this.tailHead + from - tailFrom, this.tailHead + to - tailFrom).map((r) => ({ ...r }));
     const start = this.starts[from]!;
     const buffer = Buffer.allocUnsafe((to < this.starts.length ? this.starts[to]! : this.size) - start);
     await readFully(this.fd, buffer, start);
@@ -476,12 +509,19 @@ class FileSubscription implements Subscription {
   private async consume(file: TopicFile, start: number): Promise<void> {
     const key = positionKey({ topic: file.name, partition: PARTITION });
     const maxBatch = this.options.maxBatch ?? 500;
+    const interval = this.options.batchIntervalMs ?? 0;
     let next = start;
+    let lastBatch = -Infinity;
     while (!this.stopping) {
       if (next >= file.end) {
         await file.changed();
         continue;
       }
+      // Under load, the records of the next few milliseconds join this batch (see batchIntervalMs).
+      const wait = lastBatch + interval - performance.now();
+      if (wait > 0 && file.end - next < maxBatch) await this.pauses.wait(wait);
+      if (this.stopping) break;
+      lastBatch = performance.now();
       const records = await file.read(next, maxBatch);
       if (!(await this.deliver(records))) return;
       next += records.length;

@@ -1,5 +1,6 @@
 import { EventEnvelopeSchema, type EventEnvelope } from '@castie/contracts';
 import Database from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 import { join } from 'node:path';
 import type { LogRecord } from '../ports/event-log.ts';
 import { ConcurrencyError, type EventStore, type ExpectedVersion } from '../ports/event-store.ts';
@@ -24,6 +25,8 @@ const satisfies = (expected: ExpectedVersion, current: number): boolean =>
 
 /** Records indexed per transaction while catching up. */
 const CATCH_UP_BATCH = 5000;
+/** Bytes of event JSON kept for recently read or written streams. */
+const RECENT_STREAMS_BYTES = 32 * 1024 * 1024;
 
 /**
  * The event store of the embedded profile, on an event log topic. The log holds the events; a
@@ -76,6 +79,13 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
     const waiting = pendingOffsets.get(streamId);
     return waiting ? (versionOf.get(streamId) ?? 0) + waiting.length : (versionOf.get(streamId) ?? 0);
   };
+
+  /**
+   * Streams read or written lately, as their events: a command reads its stream again and again
+   * (many users forecast one Castie). This store is its topic's only writer, so an entry is kept
+   * current by its appends; it stands for the stream only while its length is the stream's version.
+   */
+  const recent = new LRUCache<string, { events: EventEnvelope[]; bytes: number }>({ maxSize: RECENT_STREAMS_BYTES, sizeCalculation: (entry) => Math.max(1, entry.bytes) });
 
   /** Per stream: settles when its append in flight has finished (appended or failed). */
   const inFlight = new Map<string, Promise<void>>();
@@ -138,8 +148,13 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
     topic,
 
     async readStream(streamId) {
+      const known = recent.get(streamId);
+      if (known) return { version: known.events.length, events: [...known.events] };
       const records = await recordsOf([...offsetsOf.all(streamId), ...(pendingOffsets.get(streamId) ?? [])]);
-      return { version: records.length, events: records.map(parse) };
+      const events = records.map(parse);
+      // Kept only if no append landed while the records were read (the check and the set are atomic).
+      if (events.length > 0 && currentVersion(streamId) === events.length) recent.set(streamId, { events: [...events], bytes: records.reduce((n, r) => n + r.value.length, 0) });
+      return { version: records.length, events };
     },
 
     async appendToStream(streamId, events, { expectedVersion }) {
@@ -160,9 +175,10 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
       let release!: () => void;
       inFlight.set(streamId, new Promise<void>((resolve) => (release = resolve)));
       try {
+        const values = envelopes.map((envelope) => JSON.stringify(envelope));
         const positions = await log.append(
           topic,
-          envelopes.map((envelope) => ({ key: streamId, value: JSON.stringify(envelope) })),
+          values.map((value) => ({ key: streamId, value })),
         );
         // The log resolves appends in offset order, so `next` normally moves with every append;
         // should one ever be indexed before an earlier one, `next` waits and the next open
@@ -174,6 +190,10 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
           offsets.push(p.offset);
         });
         pendingOffsets.set(streamId, offsets);
+        const known = recent.get(streamId);
+        if (known && known.events.length === current) {
+          recent.set(streamId, { events: [...known.events, ...envelopes], bytes: known.bytes + values.reduce((n, v) => n + v.length, 0) });
+        } else recent.delete(streamId);
         if (!flushScheduled) {
           flushScheduled = true;
           setImmediate(flush);

@@ -46,6 +46,13 @@ export interface SubscribeOptions {
   handle: (records: LogRecord[]) => Promise<void>;
   /** Largest batch handed to `handle` (default 500). */
   maxBatch?: number;
+  /**
+   * Shortest time between the starts of two batches of a partition (default 0). While records
+   * keep coming, those that arrive meanwhile share one batch (for a projection: one unit of work,
+   * one commit); a record that comes to an idle consumer is handed over at once. Adapters that
+   * batch by themselves (Kafka's fetch) may ignore it.
+   */
+  batchIntervalMs?: number;
 }
 
 export interface Subscription {

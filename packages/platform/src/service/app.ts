@@ -17,7 +17,8 @@ export interface ServiceAppOptions {
 /**
  * The Fastify instance every service is built on: trailing slashes optional, JSON bodies, the
  * one error handler, unknown routes as not_found, and session consistency (rule 6): a request
- * that names log positions waits until this service's read models have applied them.
+ * that names log positions waits until this service's read models have applied them (those of
+ * the topics its route reads: RouteOptions.sessionTopics).
  */
 export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
   const app = Fastify({
@@ -39,7 +40,8 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
   if (gate) {
     const timeout = options.sessionWaitMs ?? 3000;
     app.addHook('preHandler', async (request) => {
-      const positions = parsePositions(request.headers[internalHeaders.after]);
+      const only = request.routeOptions.config.sessionTopics;
+      const positions = parsePositions(request.headers[internalHeaders.after]).filter((p) => !only || only.includes(p.topic));
       if (positions.length === 0) return;
       const reached = await gate.waitFor(positions, timeout);
       if (!reached) request.log.warn({ positions }, 'read models lag behind the session; answering anyway');

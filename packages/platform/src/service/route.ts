@@ -54,6 +54,20 @@ function withRawMembers(result: Record<string, unknown>): string {
 export interface RouteOptions {
   /** Validate every response against the contract (tests; cheap enough to keep on). */
   checkResponses?: boolean;
+  /**
+   * The topics whose read models the handler reads; a request waits for its session's positions
+   * (rule 6) in these only. Unset: every topic. A write decided on its event streams names just
+   * the read models it consults, so an author's next write does not wait for the projections of
+   * their last one (their next read still does).
+   */
+  sessionTopics?: readonly string[];
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** See RouteOptions.sessionTopics. */
+    sessionTopics?: readonly string[];
+  }
 }
 
 function callerOf(request: FastifyRequest): Caller | null {
@@ -86,6 +100,7 @@ export function route<E extends Endpoint<any, any, any, any, any>>(
     app.route({
       method: endpoint.method,
       url,
+      ...(options.sessionTopics ? { config: { sessionTopics: options.sessionTopics } } : {}),
       handler: async (request, reply) => {
         const caller = callerOf(request);
         if (endpoint.access === 'user' && !caller) throw new DomainError('authentication_failed', 'credentials are required');

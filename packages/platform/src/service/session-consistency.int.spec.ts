@@ -55,6 +55,10 @@ async function noteService(options: { gate: boolean }) {
     return { id };
   });
   app.get('/notes/:id', async (req) => ({ note: await notes.findOne({ _id: `note-${(req.params as { id: string }).id}` }) }));
+  // The same read on routes that declare which topics' read models they read (RouteOptions.sessionTopics).
+  for (const topic of ['notes', 'other']) {
+    app.get(`/reads-${topic}/notes/:id`, { config: { sessionTopics: [topic] } }, async (req) => ({ note: await notes.findOne({ _id: `note-${(req.params as { id: string }).id}` }) }));
+  }
   app.addHook('onClose', () => docs.close());
   return app;
 }
@@ -84,5 +88,15 @@ describe('session consistency (rule 6)', () => {
     const write = await app.inject({ method: 'POST', url: '/notes' });
     const read = await app.inject({ method: 'GET', url: `/notes/${write.json().id}` });
     expect(read.json().note).toBeNull();
+  });
+
+  it('a route waits only for the topics it says it reads: one that reads none of the write\'s topics answers at once', async () => {
+    const app = await noteService({ gate: true });
+    const write = await app.inject({ method: 'POST', url: '/notes' });
+    const after = { [internalHeaders.after]: write.headers[internalHeaders.written] as string };
+    const elsewhere = await app.inject({ method: 'GET', url: `/reads-other/notes/${write.json().id}`, headers: after });
+    expect(elsewhere.json().note).toBeNull();
+    const here = await app.inject({ method: 'GET', url: `/reads-notes/notes/${write.json().id}`, headers: after });
+    expect(here.json().note).toMatchObject({ text: 'hello' });
   });
 });

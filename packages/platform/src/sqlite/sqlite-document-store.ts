@@ -576,6 +576,9 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       const rows = writer.prepare(sql).all(...params) as Row[];
       return rows.map((row) => project(JSON.parse(row.doc) as JsonObject, options.projection));
     }
+    // A table made inside the open unit (a collection dropped for a rebuild, made again by its
+    // first batch) holds nothing committed, and the reader cannot see it yet.
+    if (setUpInTransaction.has(t.name)) return [];
     // Committed data: documents come from the cache when it has them.
     const ids = idsOnly(filter, options);
     if (ids) {
@@ -661,6 +664,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         const tb = t();
         const unit = units.getStore();
         if (unit) unit.flush(tb);
+        else if (!memory && setUpInTransaction.has(tb.name)) return 0;
         const params: unknown[] = [];
         const where = compileFilter(tb, asFilter(filter), params);
         return (unit ? writer : reader).prepare(`SELECT count(*) FROM ${tb.q} WHERE ${where}`).pluck().get(...params) as number;

@@ -1,4 +1,4 @@
-import { api, DomainError, messages, type CastieEvent } from '@castie/contracts';
+import { api, DomainError, GROUPS_TOPIC, messages, type CastieEvent } from '@castie/contracts';
 import { route, type Clock, type CommandHandler, type RouteOptions } from '@castie/platform';
 import type { GroupDirectory } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
@@ -36,6 +36,9 @@ export function forecastRoutes(app: FastifyInstance, ctx: ForecastRoutesDeps): v
       if (!event || event.type !== 'ForecastPlaced') throw new Error('the forecast produced no event');
       return { message: 'forecast successfully recorded', castie_uuid: params.uuid, answer_id: event.data.answerId, user_forecast_text: event.data.text };
     },
-    ctx.routeOptions,
+    // Decided on the Castie's and the forecast's streams (always current); of the read models only
+    // group access is read. So the author's next forecast waits for their follows, never for the
+    // projections of their last forecast.
+    { ...ctx.routeOptions, sessionTopics: [GROUPS_TOPIC] },
   );
 }

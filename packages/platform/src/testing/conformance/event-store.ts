@@ -75,6 +75,22 @@ export function describeEventStore(name: string, makeStore: () => Promise<EventS
       expect(read.events.map((e) => e.data)).toEqual([...Array.from({ length: 5 }, (_, round) => [{ round }, { round }]).flat(), {}]);
     });
 
+    it('reads every event of a stream read between its appends and while one lands', async () => {
+      const id = uniqueStream();
+      await store.appendToStream(id, [event(id, 'A')], { expectedVersion: 'no_stream' });
+      expect((await store.readStream(id)).version).toBe(1);
+      await store.appendToStream(id, [event(id, 'B')], { expectedVersion: 1 });
+      expect((await store.readStream(id)).events.map((e) => e.type)).toEqual(['A', 'B']);
+      // A read racing an append sees the stream before or after it; the next read sees it after.
+      const other = uniqueStream();
+      await store.appendToStream(other, [event(other, 'A')], { expectedVersion: 'no_stream' });
+      const [raced] = await Promise.all([store.readStream(other), store.appendToStream(other, [event(other, 'B')], { expectedVersion: 1 })]);
+      expect(raced.events.map((e) => e.type)).toEqual(['A', 'B'].slice(0, raced.version));
+      expect((await store.readStream(other)).events.map((e) => e.type)).toEqual(['A', 'B']);
+      await store.appendToStream(id, [event(id, 'C')], { expectedVersion: 2 });
+      expect((await store.readStream(id)).events.map((e) => [e.type, e.streamVersion])).toEqual([['A', 1], ['B', 2], ['C', 3]]);
+    });
+
     it('rejects a wrong expected version with ConcurrencyError and appends nothing', async () => {
       const id = uniqueStream();
       await store.appendToStream(id, [event(id, 'A')], { expectedVersion: 'no_stream' });

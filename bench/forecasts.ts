@@ -1,0 +1,280 @@
+// The write path under load: 32 clients, each a distinct seeded user, POST forecasts through the
+// gateway (HTTP, keep-alive, one connection each) on open Casties of groups they follow that they
+// have not forecast yet, for a fixed time. Printed: accepted forecasts/s, refusals by status and
+// error_type, p50/p99 latency, and how long the first read after the load waits for the user's own
+// last write (session consistency: the read models must have applied it).
+//
+// Each checkout runs on its own copy of a seeded data directory with built read models (no
+// rebuild at start), so both runs start from the same history; with --compare <checkout> the other
+// checkout (e.g. a worktree of the previous main) is measured in the same run.
+//
+// The per-user request budget (an abuse limit, USER_REQUESTS_PER_MINUTE) is set very high: it
+// would otherwise turn the load into 429s, and it is not what is measured.
+//
+// npm run bench -- forecasts [--compare <checkout>] [--data <seeded dir with log/ and read-models/>]
+//   [--clients 32] [--seconds 10] [--warmup 3] [--cpu-prof <dir>]
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createFileEventLog } from '../packages/platform/src/embedded/file-event-log.ts';
+import { startCastie } from './support/processes.ts';
+
+const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const flag = (name: string, fallback: string): string => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
+};
+const clients = Number(flag('clients', '32'));
+const seconds = Number(flag('seconds', '10'));
+const warmupSeconds = Number(flag('warmup', '3'));
+const compare = args.includes('--compare') ? resolve(flag('compare', '')) : null;
+const cpuProfDir = args.includes('--cpu-prof') ? resolve(flag('cpu-prof', '')) : null;
+const dataDir = resolve(flag('data', join(here, '.tmp', 'bench', 'ready')));
+const PASSWORD = 'seed-password';
+const REQUESTS_PER_MINUTE = '1000000000';
+const say = (line: string) => process.stderr.write(`forecasts: ${line}\n`);
+
+if (!existsSync(join(dataDir, 'log')) || !existsSync(join(dataDir, 'read-models'))) {
+  throw new Error(`${dataDir} holds no seeded log with built read models: pass --data <dir> (e.g. a data directory the read-side bench seeded, after one start built its read-models/)`);
+}
+
+/** One seeded user and the forecasts it may still place: open Casties of groups it sees, not forecast yet. */
+interface Forecaster {
+  handle: string;
+  authorization: string;
+  bodies: { uuid: string; body: string }[];
+}
+
+/**
+ * Reads the history (identity logins, group follows, Casties, forecasts) from the copy's log and
+ * lists, for seeded users in handle order, what each may forecast now. Casties closing within the
+ * next hour are left out, so none closes during the run.
+ */
+async function forecasters(logDir: string): Promise<Forecaster[]> {
+  const log = await createFileEventLog({ dir: logDir });
+  const each = async (topic: string, visit: (type: string, data: Record<string, unknown>) => void) => {
+    const end = (await log.endOffsets(topic)).get(0) ?? 0;
+    for (let at = 0; at < end; ) {
+      const records = await log.read(topic, at, 5000);
+      if (records.length === 0) break;
+      for (const r of records) {
+        const e = JSON.parse(r.value) as { type: string; data: Record<string, unknown> };
+        visit(e.type, e.data);
+      }
+      at += records.length;
+    }
+  };
+  const emailOf = new Map<string, string>();
+  const closed = new Set<string>();
+  await each('identity-logins', (type, d) => {
+    if (type === 'LoginCreated') emailOf.set(d.userId as string, d.email as string);
+    if (type === 'LoginClosed') closed.add(d.userId as string);
+  });
+  const sees = new Map<string, Set<string>>();
+  await each('groups', (type, d) => {
+    const userId = d.userId as string;
+    if (type === 'GroupFollowed' || type === 'GroupAccessGranted') (sees.get(userId) ?? sees.set(userId, new Set()).get(userId)!).add(d.slug as string);
+    if (type === 'GroupUnfollowed' || type === 'GroupAccessDenied') sees.get(userId)?.delete(d.slug as string);
+  });
+  const openBy = new Map<string, Map<string, string>>(); // group -> castie -> request body
+  const groupOf = new Map<string, string>();
+  const forecast = new Map<string, Set<string>>();
+  const horizon = Date.now() + 3600_000;
+  await each('casties', (type, d) => {
+    if (type === 'CastieCreated') {
+      const endsAt = d.endsAt as string | null;
+      if (endsAt !== null && Date.parse(endsAt) < horizon) return;
+      const options = d.options as { answerId: number }[];
+      const body = d.allowWriteIn ? JSON.stringify({ forecast_text: 'Somebody nobody expects' }) : JSON.stringify({ answer_id: options[0]!.answerId });
+      const slug = d.groupSlug as string;
+      (openBy.get(slug) ?? openBy.set(slug, new Map()).get(slug)!).set(d.castieId as string, body);
+      groupOf.set(d.castieId as string, slug);
+    } else if (type === 'CastieAnswered') {
+      openBy.get(groupOf.get(d.castieId as string) ?? '')?.delete(d.castieId as string);
+    } else if (type === 'ForecastPlaced') {
+      const userId = d.userId as string;
+      (forecast.get(userId) ?? forecast.set(userId, new Set()).get(userId)!).add(d.castieId as string);
+    }
+  });
+  await log.close();
+  const out: Forecaster[] = [];
+  for (const [userId, email] of emailOf) {
+    const handle = /^(seed\d+)@example\.com$/.exec(email)?.[1];
+    if (!handle || closed.has(userId)) continue;
+    const done = forecast.get(userId) ?? new Set<string>();
+    const bodies: Forecaster['bodies'] = [];
+    for (const slug of sees.get(userId) ?? []) for (const [uuid, body] of openBy.get(slug) ?? []) if (!done.has(uuid)) bodies.push({ uuid, body });
+    out.push({ handle, authorization: `Basic ${Buffer.from(`${email}:${PASSWORD}`).toString('base64')}`, bodies });
+  }
+  return out.sort((a, b) => Number(a.handle.slice(4)) - Number(b.handle.slice(4)));
+}
+
+interface Answer {
+  status: number;
+  body: string;
+  ms: number;
+}
+
+function send(agent: Agent, port: number, method: 'GET' | 'POST', path: string, authorization: string, body?: string): Promise<Answer> {
+  const started = performance.now();
+  return new Promise((resolveAnswer, reject) => {
+    const headers: Record<string, string | number> = { authorization };
+    if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    const req = request({ host: '127.0.0.1', port, method, path, agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** CPU time (user + system, all threads) a process has used so far, in ms (Linux /proc; 100 ticks/s). */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+interface Figures {
+  label: string;
+  users: number;
+  accepted: number;
+  perSecond: number;
+  refusals: Map<string, number>;
+  p50: number;
+  p99: number;
+  max: number;
+  /** Server CPU per accepted forecast: steadier than forecasts/s on a machine others share. */
+  cpuMsPerForecast: number;
+  readAfterMs: number;
+  readSeesWrite: boolean;
+  errors: number;
+}
+
+const percentile = (sorted: number[], p: number): number => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!);
+
+async function measure(label: string, root: string, copy: string, pool: Forecaster[]): Promise<Figures> {
+  say(`${label}: starting the server on a copy of the seeded data`);
+  const nodeArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${join(cpuProfDir, label.replace(/[^a-z0-9]+/gi, '-'))}`] : [];
+  if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true });
+  const server = await startCastie(root, copy, { USER_REQUESTS_PER_MINUTE: REQUESTS_PER_MINUTE }, nodeArgs);
+  say(`${label}: answering after ${(server.firstAnswerMs / 1000).toFixed(1)} s; ${clients} clients, ${warmupSeconds} s warm-up, ${seconds} s measured`);
+  const queue = [...pool];
+  const latencies: number[] = [];
+  const refusals = new Map<string, number>();
+  let accepted = 0;
+  let errors = 0;
+  let users = 0;
+  let measuring = false;
+  let stop = false;
+  let last: { user: Forecaster; uuid: string; agent: Agent } | null = null;
+  const agents: Agent[] = [];
+  const client = async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    agents.push(agent);
+    for (let user = queue.shift(); user && !stop; user = queue.shift()) {
+      users++;
+      for (const { uuid, body } of user.bodies) {
+        if (stop) break;
+        let answer: Answer;
+        try {
+          answer = await send(agent, server.port, 'POST', `/api/casties/${uuid}/forecast/`, user.authorization, body);
+        } catch {
+          if (measuring) errors++;
+          continue;
+        }
+        if (!measuring || stop) continue;
+        latencies.push(answer.ms);
+        if (answer.status === 200) {
+          accepted++;
+          last = { user, uuid, agent };
+        } else {
+          let type = '';
+          try {
+            type = (JSON.parse(answer.body) as { error_type?: string }).error_type ?? '';
+          } catch {
+            // not the envelope
+          }
+          const key = `${answer.status} ${type}`.trim();
+          refusals.set(key, (refusals.get(key) ?? 0) + 1);
+        }
+      }
+    }
+  };
+  const running = Array.from({ length: clients }, client);
+  await new Promise((r) => setTimeout(r, warmupSeconds * 1000));
+  measuring = true;
+  const started = performance.now();
+  const cpuBefore = cpuMsOf(server.pid);
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  stop = true;
+  const cpuMs = cpuMsOf(server.pid) - cpuBefore;
+  const elapsed = (performance.now() - started) / 1000;
+  await Promise.all(running);
+  if (queue.length === 0) say(`${label}: WARNING: the seeded users ran out of open Casties; the figures undercount`);
+
+  // The author's next read must see the forecast (the gateway makes it wait for the read models).
+  let readAfterMs = NaN;
+  let readSeesWrite = false;
+  const lastWrite = last as { user: Forecaster; uuid: string; agent: Agent } | null;
+  if (lastWrite) {
+    const read = await send(lastWrite.agent, server.port, 'GET', `/api/casties/${lastWrite.uuid}/`, lastWrite.user.authorization);
+    readAfterMs = read.ms;
+    readSeesWrite = read.status === 200 && /"userForecast":\s*("|\{)/.test(read.body);
+  }
+  for (const agent of agents) agent.destroy();
+  await server.stop();
+  latencies.sort((a, b) => a - b);
+  return { label, users, accepted, perSecond: accepted / elapsed, refusals, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN, cpuMsPerForecast: cpuMs / accepted, readAfterMs, readSeesWrite, errors };
+}
+
+const checkouts: [string, string][] = [];
+if (compare) checkouts.push([`before (${compare})`, compare]);
+checkouts.push(['this checkout', here]);
+const runs: Figures[] = [];
+let pool: Forecaster[] | null = null;
+for (const [label, root] of checkouts) {
+  const copy = mkdtempSync(join(tmpdir(), 'castie-forecasts-'));
+  try {
+    say(`${label}: copying ${dataDir} to ${copy}`);
+    cpSync(dataDir, copy, { recursive: true });
+    if (!pool) {
+      say('reading the history: who may forecast what');
+      pool = (await forecasters(join(copy, 'log'))).filter((f) => f.bodies.length >= 20);
+      say(`${pool.length} seeded users with 20 or more open Casties to forecast (${pool.slice(0, clients).reduce((n, f) => n + f.bodies.length, 0)} for the first ${clients})`);
+    }
+    runs.push(await measure(label, root, copy, pool));
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en') : '-');
+const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
+const codes = [...new Set(runs.flatMap((r) => [...r.refusals.keys()]))].sort();
+const rows: [string, (r: Figures) => string][] = [
+  ['accepted forecasts/s', (r) => f0(r.perSecond)],
+  [`  accepted in ${seconds} s`, (r) => f0(r.accepted)],
+  ['server CPU per accepted forecast (ms)', (r) => f2(r.cpuMsPerForecast)],
+  ['latency p50 / p99 / max (ms)', (r) => `${f1(r.p50)} / ${f1(r.p99)} / ${f0(r.max)}`],
+  ...codes.map((code): [string, (r: Figures) => string] => [`refused: ${code}`, (r) => f0(r.refusals.get(code) ?? 0)]),
+  ['connection errors', (r) => f0(r.errors)],
+  ['users who forecast (incl. warm-up)', (r) => f0(r.users)],
+  ["next read by the last author (ms)", (r) => f1(r.readAfterMs)],
+  ['  it shows their forecast', (r) => (r.readSeesWrite ? 'yes' : 'NO')],
+];
+process.stdout.write(
+  `\nforecasts through the gateway on copies of ${dataDir}: ${clients} clients (distinct seeded users, HTTP keep-alive), ` +
+    `${warmupSeconds} s warm-up, ${seconds} s measured; USER_REQUESTS_PER_MINUTE=${REQUESTS_PER_MINUTE} (the per-user rate limit is not what is measured)\n\n`,
+);
+const width = Math.max(...rows.map(([name]) => name.length)) + 2;
+const col = 26;
+process.stdout.write(`${''.padEnd(width)}${runs.map((r) => (r.label.length > col - 2 ? `${r.label.slice(0, col - 5)}...` : r.label).padStart(col)).join('')}\n`);
+for (const [name, value] of rows) process.stdout.write(`${name.padEnd(width)}${runs.map((r) => value(r).padStart(col)).join('')}\n`);
+if (runs.length === 2) process.stdout.write(`\nratio this checkout / before: ${(runs[1]!.perSecond / runs[0]!.perSecond).toFixed(2)}\n`);
