@@ -18,6 +18,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readyCopy, sizesFrom } from './support/data-set.ts';
 import { createFileEventLog } from '../packages/platform/src/embedded/file-event-log.ts';
 import { startCastie } from './support/processes.ts';
 
@@ -32,10 +33,12 @@ const seconds = Number(flag('seconds', '10'));
 const warmupSeconds = Number(flag('warmup', '3'));
 const compare = args.includes('--compare') ? resolve(flag('compare', '')) : null;
 const cpuProfDir = args.includes('--cpu-prof') ? resolve(flag('cpu-prof', '')) : null;
-const dataDir = resolve(flag('data', join(here, '.tmp', 'bench', 'ready')));
+const say = (line: string) => process.stderr.write(`forecasts: ${line}\n`);
+// The seeded history of the read-side issue with its read models (bench/support/data-set.ts), or --data <dir>.
+const readyDir = args.includes('--data') ? null : await readyCopy(here, sizesFrom(flag), say);
+const dataDir = readyDir ?? resolve(flag('data', ''));
 const PASSWORD = 'seed-password';
 const REQUESTS_PER_MINUTE = '1000000000';
-const say = (line: string) => process.stderr.write(`forecasts: ${line}\n`);
 
 if (!existsSync(join(dataDir, 'log')) || !existsSync(join(dataDir, 'read-models'))) {
   throw new Error(`${dataDir} holds no seeded log with built read models: pass --data <dir> (e.g. a data directory the read-side bench seeded, after one start built its read-models/)`);
@@ -253,6 +256,8 @@ for (const [label, root] of checkouts) {
     rmSync(copy, { recursive: true, force: true });
   }
 }
+
+if (readyDir) rmSync(readyDir, { recursive: true, force: true });
 
 const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en') : '-');
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');

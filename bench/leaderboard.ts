@@ -11,6 +11,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { HUB as HUB_USER, readyCopy, sizesFrom } from './support/data-set.ts';
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -20,11 +21,8 @@ const flag = (name: string, fallback: string): string => {
 };
 const compare = args.includes('--compare') ? resolve(flag('compare', '')) : null;
 const requests = flag('requests', '1000');
-const source = resolve(flag('data', join(here, '.tmp', 'bench', 'ready')));
-const HUB = 'seed0';
-const PASSWORD = 'seed-password';
 const say = (line: string) => process.stderr.write(`leaderboard: ${line}\n`);
-if (!existsSync(join(source, 'log'))) throw new Error(`no seeded data in ${source}: seed it (npm run seed) or pass --data <dir> (e.g. the read-side bench's ready copy, with read-models/)`);
+const { handle: HUB, password: PASSWORD } = HUB_USER;
 if (!compare) say('no --compare <checkout>: measuring this checkout only');
 
 interface Figures {
@@ -37,11 +35,10 @@ interface Figures {
 }
 
 // One copy, never the shared data itself: the read models are written (this checkout adds its boards).
-const dir = mkdtempSync(join(tmpdir(), 'castie-leaderboard-'));
+// The seeded history of the read-side issue with its read models (bench/support/data-set.ts), or --data <dir>.
+const dir = args.includes('--data') ? copyOf(resolve(flag('data', ''))) : await readyCopy(here, sizesFrom(flag), say);
 const runs: Figures[] = [];
 try {
-  say(`copying ${source} to ${dir}`);
-  cpSync(source, dir, { recursive: true });
   const measure = (label: string, root: string): Figures => {
     say(`${label}: start, then ${requests} requests of each kind in the casties service`);
     const out = execFileSync(process.execPath, ['--import', 'tsx', join(here, 'bench/support/leaderboard-in-service.ts'), root, dir, HUB, PASSWORD, requests], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -68,7 +65,7 @@ const rows: [string, (r: Figures) => string][] = [
   ['ranking / totalRanked', (r) => `${r.shown.ranking.ranking} / ${r.shown.ranking.totalRanked}`],
 ];
 const last = runs.at(-1)!;
-process.stdout.write(`\nleaderboards on ${source}: user ${HUB}, group ${last.slug} (${last.followers.toLocaleString('en')} followers)\n\n`);
+process.stdout.write(`\nleaderboards on the seeded history: user ${HUB}, group ${last.slug} (${last.followers.toLocaleString('en')} followers)\n\n`);
 const width = Math.max(...rows.map(([name]) => name.length)) + 2;
 const col = 30;
 process.stdout.write(`${''.padEnd(width)}${runs.map((r) => (r.label.length > col - 2 ? `${r.label.slice(0, col - 5)}...` : r.label).padStart(col)).join('')}\n`);
@@ -77,4 +74,12 @@ if (runs.length > 1) {
   const [first] = runs;
   const same = (r: Figures, board: 'overall' | 'group') => JSON.stringify(r.shown[board]) === JSON.stringify(first!.shown[board]);
   process.stdout.write(`\nsame boards as ${first!.label}: overall ${runs.slice(1).every((r) => same(r, 'overall'))}, group ${runs.slice(1).every((r) => same(r, 'group'))}\n`);
+}
+
+function copyOf(source: string): string {
+  if (!existsSync(join(source, 'log'))) throw new Error(`no seeded data in ${source}`);
+  const copy = mkdtempSync(join(tmpdir(), 'castie-leaderboard-'));
+  say(`copying ${source} to ${copy}`);
+  cpSync(source, copy, { recursive: true });
+  return copy;
 }
