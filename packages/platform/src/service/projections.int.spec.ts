@@ -108,6 +108,38 @@ describe('projection runner', () => {
     await runner.stop();
   });
 
+  it('ends each batch once, after its events and with them in one commit; a failing end dead-letters the batch', async () => {
+    await log.append('tallies', [1, 2, 3, 4].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
+    const store = openStore();
+    const sums = store.collection(SUMS);
+    const ends: number[] = [];
+    let seen = 0;
+    let failEnd = false;
+    const batched: Projection = {
+      name: 'batched',
+      version: 1,
+      topics: ['tallies'],
+      collections: [SUMS],
+      apply: async (event) => {
+        seen += (event.data as { n: number }).n;
+      },
+      endBatch: async () => {
+        if (failEnd) throw new Error('cannot end');
+        ends.push(seen);
+        await sums.replaceOne({ _id: 'sum' }, { _id: 'sum', total: seen, events: ends.length }, { upsert: true });
+      },
+    };
+    const runner = await startProjections({ group: 'batched-read', log, store, catalogs: [catalog], projections: [batched] });
+    await runner.caughtUp();
+    expect(ends).toEqual([10]);
+    expect(await sumOf(store)).toBe(10);
+    failEnd = true;
+    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 5 }) }]);
+    await runner.catchUp(['tallies']);
+    expect((await deadLetters('batched-read')).map((d) => [d.offset, d.reason])).toEqual([[4, 'batched (end of batch): cannot end']]);
+    await runner.stop();
+  });
+
   it('tells its observer of each dead letter, per group', async () => {
     await log.append('tallies', [{ key: 'tally-1', value: 'not json' }, { key: 'tally-1', value: envelope({ n: 1 }) }, { key: 'tally-1', value: envelope({ n: 'two' }) }]);
     const store = openStore();

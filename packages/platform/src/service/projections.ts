@@ -30,6 +30,13 @@ export interface Projection {
    * units are not atomic (MongoDB): use `updateOnce` for counters.
    */
   apply(event: DomainEvent, envelope: EventEnvelope, record: LogRecord): Promise<void>;
+  /**
+   * Runs once after the events of a batch, in its unit of work, before its checkpoint: a
+   * projection that writes what the read models hold once the batch is applied (absolute values
+   * read from other projections) notes in `apply` what to write and writes it here, once per
+   * batch instead of once per event. A failure dead-letters the batch's last event for it.
+   */
+  endBatch?(): Promise<void>;
 }
 
 /**
@@ -267,6 +274,15 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     }
   }
 
+  async function endBatch(projection: Projection, last: LogRecord): Promise<void> {
+    if (!projection.endBatch) return;
+    try {
+      await projection.endBatch();
+    } catch (error) {
+      await deadLetter(last, `${projection.name} (end of batch): ${(error as Error).message}`, projection.name);
+    }
+  }
+
   const progress = new Progress(group, rebuilding, logger, options.progressEveryMs ?? 2000);
 
   async function handle(records: LogRecord[]): Promise<void> {
@@ -290,6 +306,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
         for (const p of due) await applyOne(p, parsed.event, parsed.envelope, record);
         if (options.committed) done.push({ ...parsed, record });
       }
+      for (const p of readers) await endBatch(p, records[records.length - 1]!);
       for (const p of readers) await checkpoints.replaceOne({ _id: checkpointId(p.name, key) }, { _id: checkpointId(p.name, key), projection: p.name, offset: last }, { upsert: true });
     });
     // Only once committed: what readers see and what the next batch skips.
@@ -357,7 +374,10 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
           // applied the event), only one applies it.
           const current = await letters.findOne({ _id: id });
           if (current?.status !== 'pending') throw new DomainError('invalid_request', `the dead letter ${id} is no longer pending (replayed, or applied by a rebuild)`);
-          for (const p of targets) await p.apply(parsed.event, parsed.envelope, record);
+          for (const p of targets) {
+            await p.apply(parsed.event, parsed.envelope, record);
+            await p.endBatch?.();
+          }
           await letters.updateOne({ _id: id }, { $set: { status: 'replayed', replayedAt } });
         });
       } catch (error) {

@@ -75,6 +75,20 @@ export function leaderboardsProjection(store: DocumentStore, sets: SortedSets): 
     else if (member !== old) await entries.replaceOne({ _id: userId }, { _id: userId, member }, { upsert: true });
   }
 
+  /**
+   * Who the batch's events concern, and on which groups' boards (null: every board they are on):
+   * refreshed once at the end of the batch, from what the read models hold then. A rebuild's
+   * batches name the same people many times (every scored Castie of theirs).
+   */
+  let due = new Map<string, Set<string> | null>();
+  function note(userId: string, slugs: readonly string[] | null): void {
+    const known = due.get(userId);
+    if (known === null) return;
+    if (slugs === null) due.set(userId, null);
+    else if (known) for (const slug of slugs) known.add(slug);
+    else due.set(userId, new Set(slugs));
+  }
+
   return {
     name: 'leaderboards',
     version,
@@ -97,9 +111,9 @@ export function leaderboardsProjection(store: DocumentStore, sets: SortedSets): 
           case 'ProfileNamed':
           case 'AccountDeleted':
           case 'SignUpAbandoned':
-            return refresh(e.data.userId, null);
+            return note(e.data.userId, null);
           case 'ProfileEdited':
-            return e.data.handle === undefined ? undefined : refresh(e.data.userId, null);
+            return e.data.handle === undefined ? undefined : note(e.data.userId, null);
           case 'AccountOpened':
           case 'ProfilePictureChanged':
           case 'PrivacyChanged':
@@ -118,7 +132,7 @@ export function leaderboardsProjection(store: DocumentStore, sets: SortedSets): 
           case 'GroupUnfollowed':
           case 'GroupAccessDenied':
           case 'GroupAccessRequested':
-            return refresh(e.data.userId, [e.data.slug]);
+            return note(e.data.userId, [e.data.slug]);
           case 'GroupCreated':
           case 'GroupConfigured':
           case 'GroupAdminNamed':
@@ -133,8 +147,13 @@ export function leaderboardsProjection(store: DocumentStore, sets: SortedSets): 
       if (record.topic === CASTIES_TOPIC) {
         const e = event as CastieEvent;
         if (e.type !== 'CastieAnswered') return;
-        for (const s of e.data.scores) await refresh(s.userId, [e.data.groupSlug]);
+        for (const s of e.data.scores) note(s.userId, [e.data.groupSlug]);
       }
+    },
+    async endBatch() {
+      const now = due;
+      due = new Map();
+      for (const [userId, slugs] of now) await refresh(userId, slugs === null ? null : [...slugs]);
     },
   };
 }
