@@ -27,7 +27,7 @@ type StreamPosition = z.infer<typeof StreamPositionSchema>;
 const satisfies = (expected: ExpectedVersion, current: number): boolean =>
   expected === 'any' || (expected === 'no_stream' ? current === 0 : expected === current);
 
-/** Records indexed per transaction while catching up. */
+/** Records read from the log at a time while indexing (and indexed per transaction when resuming). */
 const CATCH_UP_BATCH = 5000;
 
 /**
