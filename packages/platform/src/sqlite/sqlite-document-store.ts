@@ -27,8 +27,6 @@ export interface SqliteDocumentStoreOptions {
   mapMiB?: number;
   /** Parsed committed documents kept for reads, in MiB of estimated heap (default 16; 0: none): about 5 MB of JSON, thousands of Casties and people. */
   documentCacheMiB?: number;
-  /** Documents the last units of work wrote or read, kept for the next units, in MiB of their JSON (default 32; 0: none). */
-  writerCacheMiB?: number;
 }
 
 /** The SQLite adapter, plus what its own tests look at. */
@@ -299,62 +297,6 @@ interface Entry {
   /** As stored: null when the database has no such document. */
   stored: { columns: unknown[]; elements: unknown[][] } | null;
   dirty: boolean;
-  /** Length of its JSON as stored (what it costs the writer's cache). */
-  size: number;
-  /** Set when an update failed half-way: the working copy may differ from what is stored without being dirty. */
-  spoiled?: true;
-}
-
-/** Whether JSON holds exactly this value: what it would read back from the database is equal to it. */
-function jsonExact(value: unknown): boolean {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
-  if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0);
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (!(i in value) || !jsonExact(value[i])) return false;
-    return true;
-  }
-  if (typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return false;
-  for (const key in value) if (!jsonExact((value as JsonObject)[key])) return false;
-  return true;
-}
-
-/**
- * The writer's documents as the last committed units left them: parsed, with what the database
- * holds of them (columns, array elements), or known to be absent; bounded, the least recently
- * used go first. A unit takes a document from here instead of reading and parsing it again (a
- * rebuild's batches touch the same people and Casties over and over) and gives back what it held
- * once committed; a rolled-back unit gives back nothing. Sound because every write of the writer
- * goes through units, except dropping and copying tables, which forget them; only documents that
- * JSON holds exactly are kept, so a document from here equals the one the database would give.
- */
-class CommittedEntries {
-  readonly #lru: LRUCache<string, Entry> | null;
-
-  constructor(maxBytes: number) {
-    this.#lru = maxBytes > 0 ? new LRUCache<string, Entry>({ maxSize: maxBytes, sizeCalculation: (e) => e.size + 64 }) : null;
-  }
-
-  take(table: string, id: string): Entry | undefined {
-    if (!this.#lru) return undefined;
-    const key = `${table}\u0000${id}`;
-    const entry = this.#lru.get(key);
-    if (entry) this.#lru.delete(key);
-    return entry;
-  }
-
-  /** After a unit's commit: each of its entries is what the database now holds. */
-  giveBack(unit: Unit): void {
-    if (!this.#lru) return;
-    for (const [table, map] of unit.entries) {
-      for (const [id, entry] of map) if (!entry.dirty && !entry.spoiled && (entry.doc === null || jsonExact(entry.doc))) this.#lru.set(`${table.name}\u0000${id}`, entry);
-    }
-  }
-
-  forgetTable(table: string): void {
-    if (!this.#lru) return;
-    const prefix = `${table}\u0000`;
-    for (const key of [...this.#lru.keys()]) if (key.startsWith(prefix)) this.#lru.delete(key);
-  }
 }
 
 /**
@@ -391,7 +333,6 @@ class Unit {
         if (entry.stored) table.update(id, text, entry.stored, entry.doc);
         else table.insert(entry.doc, text);
         entry.stored = { columns: table.columnValues(entry.doc), elements: table.elements(entry.doc) };
-        entry.size = text.length;
       }
       entry.dirty = false;
     }
@@ -489,7 +430,6 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   const setUpInTransaction = new Set<string>();
   const units = new AsyncLocalStorage<Unit>();
   const cache = new DocumentCache((options.documentCacheMiB ?? 16) * 1024 * 1024);
-  const committed = new CommittedEntries((options.writerCacheMiB ?? 32) * 1024 * 1024);
   /**
    * Answers of committed finds by their SQL and parameters, each with the generation of its
    * table it was read at: a commit that writes a table (or drops it) starts a new generation, and
@@ -531,7 +471,6 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       own.flushAll();
       writer.db.exec('COMMIT');
       setUpInTransaction.clear();
-      committed.giveBack(own);
       return result;
     } catch (error) {
       rollback();
@@ -545,10 +484,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   /** Undoes the open transaction, tables it created included (they are made again on next use). */
   function rollback(): void {
     if (writer.db.inTransaction) writer.db.exec('ROLLBACK');
-    for (const name of setUpInTransaction) {
-      tables.delete(name);
-      committed.forgetTable(name);
-    }
+    for (const name of setUpInTransaction) tables.delete(name);
     setUpInTransaction.clear();
   }
 
@@ -566,12 +502,9 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     const map = unit.of(t);
     let entry = map.get(id);
     if (!entry) {
-      entry = committed.take(t.name, id);
-      if (!entry) {
-        const text = writer.prepare(`SELECT doc FROM ${t.q} WHERE id = ?`).pluck().get(id) as string | undefined;
-        const doc = text === undefined ? null : (JSON.parse(text) as JsonObject);
-        entry = { doc, stored: doc ? { columns: t.columnValues(doc), elements: t.elements(doc) } : null, dirty: false, size: text?.length ?? 0 };
-      }
+      const text = writer.prepare(`SELECT doc FROM ${t.q} WHERE id = ?`).pluck().get(id) as string | undefined;
+      const doc = text === undefined ? null : (JSON.parse(text) as JsonObject);
+      entry = { doc, stored: doc ? { columns: t.columnValues(doc), elements: t.elements(doc) } : null, dirty: false };
       map.set(id, entry);
     }
     return entry;
@@ -791,15 +724,10 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     for (const id of ids) {
       const entry = load(unit, t, id);
       const doc = entry.doc!;
-      try {
-        if (applyUpdate(doc, update, false)) {
-          t.check(doc);
-          entry.dirty = true;
-          modified++;
-        }
-      } catch (error) {
-        entry.spoiled = true;
-        throw error;
+      if (applyUpdate(doc, update, false)) {
+        t.check(doc);
+        entry.dirty = true;
+        modified++;
       }
     }
     if (ids.length > 0 || !options.upsert) return { matchedCount: ids.length, modifiedCount: modified, upsertedId: null };
@@ -834,7 +762,6 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         unit.flushAll();
         writer.db.exec('COMMIT');
         setUpInTransaction.clear();
-        committed.giveBack(unit);
         return result;
       } catch (error) {
         rollback();
@@ -855,7 +782,6 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
           writer.db.exec(`DROP TABLE IF EXISTS ${quoteIdent(name)}`);
           tables.delete(name);
           cache.forgetTable(name);
-          committed.forgetTable(name);
           newGeneration(name);
         }
         writer.forget();
@@ -906,7 +832,6 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
           for (const spec of what.collections) {
             const t = table(spec);
             cache.forgetTable(t.name);
-            committed.forgetTable(t.name);
             newGeneration(t.name);
             if (!there(t.name)) continue;
             const columns = t.storedColumns.join(', ');
@@ -916,7 +841,6 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
           for (const { spec, filter } of what.matching ?? []) {
             const t = table(spec);
             cache.forgetTable(t.name);
-            committed.forgetTable(t.name);
             newGeneration(t.name);
             if (!there(t.name)) continue;
             if (t.multikey.size > 0) throw new Error(`copying some documents of ${t.name} (it has array indexes) is not supported`);
