@@ -45,17 +45,18 @@ export interface EmbeddedOptions {
  * The embedded profile's event log (`<dataDir>/log`) and its event stores: one per topic, shared by
  * whoever asks (only the owning service writes it). `close` closes the stores, then the log.
  * Also used by tools that write history straight through the write side (`npm run seed`).
- * With `metrics`, every append (the event stores' too) is timed.
+ * With `metrics`, every append (the event stores' too) is timed; `onProgress` is told how long
+ * building a missing stream index took.
  */
 export async function openEmbeddedEventStores(
   dataDir: string,
-  options: { onWarning?: (message: string) => void; metrics?: Metrics } = {},
+  options: { onWarning?: (message: string) => void; onProgress?: (message: string) => void; metrics?: Metrics } = {},
 ): Promise<{ log: EventLog; eventStore(topic: string): Promise<EventStore>; close(): Promise<void> }> {
-  const { onWarning, metrics } = options;
+  const { onWarning, onProgress, metrics } = options;
   const fileLog = await createFileEventLog({ dir: join(dataDir, 'log'), ...(onWarning ? { onWarning } : {}) });
   const log = metrics ? measuredEventLog(fileLog, metrics) : fileLog;
   const stores = new Map<string, Promise<EventStore>>();
-  const eventStore = (topic: string) => stores.get(topic) ?? stores.set(topic, createLogEventStore({ log, topic })).get(topic)!;
+  const eventStore = (topic: string) => stores.get(topic) ?? stores.set(topic, createLogEventStore({ log, topic, ...(onProgress ? { onProgress } : {}) })).get(topic)!;
   return {
     log,
     eventStore,
@@ -78,7 +79,7 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
   await mkdir(config.dataDir, { recursive: true });
   // One registry and one readiness for the whole process: the gateway's /readyz covers every service.
   const operations = processOperations({ maxLagEvents: config.READY_MAX_LAG_EVENTS });
-  const { log, eventStore, close: closeEvents } = await openEmbeddedEventStores(config.dataDir, { onWarning: (message) => logger?.warn(message), metrics: operations.metrics });
+  const { log, eventStore, close: closeEvents } = await openEmbeddedEventStores(config.dataDir, { onWarning: (message) => logger?.warn(message), onProgress: (message) => logger?.info(message), metrics: operations.metrics });
   const clock: Clock = options.clock ?? (config.CLOCK === 'manual' ? new ManualClock() : systemClock);
   // Only CLOCK=manual lets operators move time; a test's fixed clock alone does not.
   const manualClock = config.CLOCK === 'manual' && clock instanceof ManualClock ? clock : null;

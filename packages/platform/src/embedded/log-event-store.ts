@@ -2,6 +2,7 @@ import { EventEnvelopeSchema, type EventEnvelope } from '@castie/contracts';
 import Database from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
 import { join } from 'node:path';
+import type { z } from 'zod';
 import type { LogRecord } from '../ports/event-log.ts';
 import { ConcurrencyError, type EventStore, type ExpectedVersion } from '../ports/event-store.ts';
 import type { FileEventLog } from './file-event-log.ts';
@@ -20,10 +21,14 @@ export interface LogEventStoreOptions {
   onProgress?: (message: string) => void;
 }
 
+/** The two fields of an envelope the stream index is made of. */
+const StreamPositionSchema = EventEnvelopeSchema.pick({ streamId: true, streamVersion: true });
+type StreamPosition = z.infer<typeof StreamPositionSchema>;
+
 const satisfies = (expected: ExpectedVersion, current: number): boolean =>
   expected === 'any' || (expected === 'no_stream' ? current === 0 : expected === current);
 
-/** Records indexed per transaction while catching up. */
+/** Records read from the log at a time while indexing (and indexed per transaction when resuming). */
 const CATCH_UP_BATCH = 5000;
 /** Bytes of event JSON kept for recently read or written streams. */
 const RECENT_STREAMS_BYTES = 32 * 1024 * 1024;
@@ -53,6 +58,7 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
   const offsetsOf = db.prepare<[string], number>('SELECT offset FROM events WHERE stream = ? ORDER BY version').pluck();
   const insert = db.prepare('INSERT OR IGNORE INTO events (stream, version, offset) VALUES (?, ?, ?)');
   const offsetAt = db.prepare<[string, number], number>('SELECT offset FROM events WHERE stream = ? AND version = ?').pluck();
+  const isEmpty = db.prepare('SELECT 1 FROM events LIMIT 1').pluck();
   const nextOf = db.prepare<[string], number>('SELECT next FROM indexed WHERE topic = ?').pluck();
   const setNext = db.prepare('INSERT INTO indexed (topic, next) VALUES (?, ?) ON CONFLICT (topic) DO UPDATE SET next = excluded.next');
   const index = db.transaction((rows: { stream: string; version: number; offset: number }[], next: number) => {
@@ -98,25 +104,65 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
    */
   async function catchUp(): Promise<number> {
     const end = (await log.endOffsets(topic)).get(0) ?? 0;
-    let next = nextOf.get(topic) ?? 0;
+    const next = nextOf.get(topic) ?? 0;
     if (next >= end) return next;
     const started = Date.now();
-    const from = next;
+    const reached = isEmpty.get() === undefined ? await build(end) : await resume(next, end);
+    if (reached - next > CATCH_UP_BATCH) onProgress?.(`${topic}: indexed ${reached - next} events of the log in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return reached;
+  }
+
+  /**
+   * A new (or never committed) index: the whole log is read into memory, one list of offsets per
+   * stream, then written in key order in one transaction with its `next`. Nothing is asked of
+   * SQLite per record, the B-tree is filled in order, and a crash before the commit leaves an
+   * empty index that the next open builds again: a half-built index is never trusted.
+   */
+  async function build(end: number): Promise<number> {
+    const offsets = new Map<string, number[]>();
+    let next = 0;
+    while (next < end) {
+      const records = await log.read(topic, next, CATCH_UP_BATCH);
+      if (records.length === 0) break;
+      for (const record of records) {
+        const { streamId, streamVersion } = positionOf(record);
+        let stream = offsets.get(record.key);
+        if (!stream) offsets.set(record.key, (stream = []));
+        if (streamId !== record.key || streamVersion !== stream.length + 1) {
+          throw new Error(`${topic}@0:${record.offset}: event ${streamId}@${streamVersion} does not follow version ${stream.length} of stream ${record.key}`);
+        }
+        stream.push(record.offset);
+      }
+      next = records[records.length - 1]!.offset + 1;
+    }
+    // UTF-16 order is SQLite's (UTF-8 byte) order for the ASCII ids streams have; any other order
+    // would only make the inserts slower.
+    const streams = [...offsets.keys()].sort();
+    db.transaction(() => {
+      for (const stream of streams) offsets.get(stream)!.forEach((offset, i) => insert.run(stream, i + 1, offset));
+      setNext.run(topic, next);
+    })();
+    return next;
+  }
+
+  /** An index behind the log's tail (usually by the few records of a crash): indexed record by record, checked against the rows already there. */
+  async function resume(from: number, end: number): Promise<number> {
+    let next = from;
     const versions = new Map<string, number>();
     while (next < end) {
       const records = await log.read(topic, next, CATCH_UP_BATCH);
       if (records.length === 0) break;
       const rows: { stream: string; version: number; offset: number }[] = [];
       for (const record of records) {
-        const envelope = parse(record);
-        const indexedAt = offsetAt.get(record.key, envelope.streamVersion);
+        const { streamId, streamVersion } = positionOf(record);
+        const indexedAt = offsetAt.get(record.key, streamVersion);
         if (indexedAt === record.offset) {
-          versions.set(record.key, envelope.streamVersion);
+          versions.set(record.key, streamVersion);
           continue;
         }
         const last = versions.get(record.key) ?? versionOf.get(record.key) ?? 0;
-        if (envelope.streamId !== record.key || envelope.streamVersion !== last + 1 || indexedAt !== undefined) {
-          throw new Error(`${topic}@0:${record.offset}: event ${envelope.streamId}@${envelope.streamVersion} does not follow version ${last} of stream ${record.key}`);
+        if (streamId !== record.key || streamVersion !== last + 1 || indexedAt !== undefined) {
+          throw new Error(`${topic}@0:${record.offset}: event ${streamId}@${streamVersion} does not follow version ${last} of stream ${record.key}`);
         }
         versions.set(record.key, last + 1);
         rows.push({ stream: record.key, version: last + 1, offset: record.offset });
@@ -124,8 +170,12 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
       next = records[records.length - 1]!.offset + 1;
       index(rows, next);
     }
-    if (next - from > CATCH_UP_BATCH) onProgress?.(`${topic}: indexed ${next - from} events of the log in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return next;
+  }
+
+  /** Where a record says it belongs: all the index needs (reading a stream checks whole events). */
+  function positionOf(record: LogRecord): StreamPosition {
+    return StreamPositionSchema.parse(JSON.parse(record.value));
   }
 
   function parse(record: LogRecord): EventEnvelope {

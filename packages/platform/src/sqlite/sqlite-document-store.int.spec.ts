@@ -88,6 +88,30 @@ describe('sqlite document store', () => {
     expect((await c.find({})).map((d) => d._id)).toEqual([view(2)._id]);
   });
 
+  it('a unit after a rolled-back one, or after a drop, works on what is committed', async () => {
+    const store = open();
+    const c = store.collection(views);
+    await store.transaction(async () => c.insertOne(view(1)));
+    const id = view(1)._id;
+    const failed = store.transaction(async () => {
+      await c.updateOne({ _id: id }, { $inc: { forecasts: 5 } });
+      await c.insertOne(view(2));
+      throw new Error('the batch failed');
+    });
+    await expect(failed).rejects.toThrow('the batch failed');
+    await store.transaction(async () => {
+      await c.updateOne({ _id: id }, { $inc: { forecasts: 1 } });
+      expect(await c.findOne({ _id: view(2)._id })).toBeNull();
+    });
+    expect((await c.findOne({ _id: id }))?.forecasts).toBe(1);
+    await store.drop(['views']);
+    await store.transaction(async () => {
+      expect(await c.findOne({ _id: id })).toBeNull();
+      await c.updateOne({ _id: id }, { $inc: { forecasts: 1 } }, { upsert: true });
+    });
+    expect((await c.findOne({ _id: id }))?.forecasts).toBe(1);
+  });
+
   it('keeps data and builds new index columns from it when reopened with more indexes', async () => {
     const path = file();
     const plain = collectionSpec<View>({ name: 'views', arrays: ['terms'] });
