@@ -12,18 +12,14 @@ import { fileURLToPath } from 'node:url';
 import { createFileEventLog } from '../packages/platform/src/embedded/file-event-log.ts';
 import { freshCopy, seededLog, sizesFrom } from './support/data-set.ts';
 import { memoryOf, startCastie } from './support/processes.ts';
+import { benchArgs } from './support/cli.ts';
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
-};
-const compare = args.includes('--compare') ? resolve(flag('compare', '')) : null;
+const { flag, has, compare } = benchArgs();
 const rounds = Number(flag('rounds', '1'));
 const say = (line: string) => process.stderr.write(`first-start: ${line}\n`);
 
-const dataDir = args.includes('--data') ? resolve(flag('data', '')) : seededLog(here, sizesFrom(flag), say);
+const dataDir = has('data') ? resolve(flag('data', '')) : seededLog(here, sizesFrom(flag), say);
 const log = await createFileEventLog({ dir: join(dataDir, 'log') });
 let events = 0;
 for (const topic of ['identity', 'identity-logins', 'groups', 'casties', 'social', 'notifications']) events += (await log.endOffsets(topic)).get(0) ?? 0;

@@ -21,21 +21,17 @@ import { fileURLToPath } from 'node:url';
 import { readyCopy, sizesFrom } from './support/data-set.ts';
 import { createFileEventLog } from '../packages/platform/src/embedded/file-event-log.ts';
 import { startCastie } from './support/processes.ts';
+import { benchArgs } from './support/cli.ts';
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
-};
+const { flag, has, compare } = benchArgs();
 const clients = Number(flag('clients', '32'));
 const seconds = Number(flag('seconds', '10'));
 const warmupSeconds = Number(flag('warmup', '3'));
-const compare = args.includes('--compare') ? resolve(flag('compare', '')) : null;
-const cpuProfDir = args.includes('--cpu-prof') ? resolve(flag('cpu-prof', '')) : null;
+const cpuProfDir = has('cpu-prof') ? resolve(flag('cpu-prof', '')) : null;
 const say = (line: string) => process.stderr.write(`forecasts: ${line}\n`);
 // The seeded history of the read-side issue with its read models (bench/support/data-set.ts), or --data <dir>.
-const readyDir = args.includes('--data') ? null : await readyCopy(here, sizesFrom(flag), say);
+const readyDir = has('data') ? null : await readyCopy(here, sizesFrom(flag), say);
 const dataDir = readyDir ?? resolve(flag('data', ''));
 const PASSWORD = 'seed-password';
 const REQUESTS_PER_MINUTE = '1000000000';

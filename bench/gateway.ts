@@ -12,16 +12,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HUB, readyCopy, sizesFrom } from './support/data-set.ts';
 import { freePort, load, type Load } from './support/processes.ts';
+import { benchArgs, printTable } from './support/cli.ts';
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
-};
+const { flag, compare } = benchArgs();
 const sizes = sizesFrom(flag);
 const seconds = Number(flag('seconds', '5'));
-const compare = args.includes('--compare') ? resolve(flag('compare', '')) : null;
 const say = (line: string) => process.stderr.write(`gateway: ${line}\n`);
 const auth = { authorization: `Basic ${Buffer.from(`${HUB.email}:${HUB.password}`).toString('base64')}` };
 const PATHS = ['/api/preferences/', '/api/hamburger/', '/api/home/following/'];
@@ -94,6 +90,4 @@ for (const path of PATHS) {
   );
 }
 process.stdout.write(`\nthe gateway's cost on ${Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(', ')}; as ${HUB.handle}; 10 connections, ${seconds} s per row\n\n`);
-const width = Math.max(...rows.map(([name]) => name.length)) + 2;
-process.stdout.write(`${''.padEnd(width)}${runs.map((r) => r.label.slice(0, 22).padStart(24)).join('')}\n`);
-for (const [name, value] of rows) process.stdout.write(`${name.padEnd(width)}${runs.map((r) => value(r).padStart(24)).join('')}\n`);
+printTable(runs, rows);

@@ -12,16 +12,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HUB, readyCopy, sizesFrom } from './support/data-set.ts';
 import { load, startBareFastify, startCastie, type Load } from './support/processes.ts';
+import { benchArgs, printTable } from './support/cli.ts';
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
-};
+const { flag, compare } = benchArgs();
 const sizes = sizesFrom(flag);
 const seconds = Number(flag('seconds', '5'));
-const compare = args.includes('--compare') ? resolve(flag('compare', '')) : null;
 const say = (line: string) => process.stderr.write(`home-feed: ${line}\n`);
 const auth = { authorization: `Basic ${Buffer.from(`${HUB.email}:${HUB.password}`).toString('base64')}` };
 const PAGES = ['/api/home/following/', '/api/home/spicy/', '/api/home/new/', '/api/search/casties/?q=will'];
@@ -77,7 +73,6 @@ try {
 
 const f0 = (n: number) => Math.round(n).toLocaleString('en');
 const f2 = (n: number) => n.toFixed(2);
-const col = 24;
 const rows: [string, (r: Figures) => string][] = [['home following in the service: p50 / p99 (ms)', (r) => `${f2(r.inService.p50)} / ${f2(r.inService.p99)}`]];
 for (const path of PAGES) {
   const p = (r: Figures) => r.pages.get(path)!;
@@ -91,6 +86,4 @@ for (const path of PAGES) {
   );
 }
 process.stdout.write(`\nhome tabs and search on ${Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(', ')}; as ${HUB.handle} (300 frodads); ${seconds} s per row\n\n`);
-const width = Math.max(...rows.map(([name]) => name.length)) + 2;
-process.stdout.write(`${''.padEnd(width)}${runs.map((r) => r.label.slice(0, col - 2).padStart(col)).join('')}\n`);
-for (const [name, value] of rows) process.stdout.write(`${name.padEnd(width)}${runs.map((r) => value(r).padStart(col)).join('')}\n`);
+printTable(runs, rows);

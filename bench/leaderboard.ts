@@ -12,14 +12,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HUB as HUB_USER, readyCopy, sizesFrom } from './support/data-set.ts';
+import { benchArgs } from './support/cli.ts';
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
-};
-const compare = args.includes('--compare') ? resolve(flag('compare', '')) : null;
+const { flag, has, compare } = benchArgs();
 const requests = flag('requests', '1000');
 const say = (line: string) => process.stderr.write(`leaderboard: ${line}\n`);
 const { handle: HUB, password: PASSWORD } = HUB_USER;
@@ -36,7 +32,7 @@ interface Figures {
 
 // One copy, never the shared data itself: the read models are written (this checkout adds its boards).
 // The seeded history of the read-side issue with its read models (bench/support/data-set.ts), or --data <dir>.
-const dir = args.includes('--data') ? copyOf(resolve(flag('data', ''))) : await readyCopy(here, sizesFrom(flag), say);
+const dir = has('data') ? copyOf(resolve(flag('data', ''))) : await readyCopy(here, sizesFrom(flag), say);
 const runs: Figures[] = [];
 try {
   const measure = (label: string, root: string): Figures => {

@@ -19,21 +19,17 @@ import { fileURLToPath } from 'node:url';
 import { createFileEventLog } from '../packages/platform/src/embedded/file-event-log.ts';
 import { freshCopy, HUB, seededLog, sizesFrom } from './support/data-set.ts';
 import { load, memoryOf, startBareFastify, startCastie, type Load } from './support/processes.ts';
+import { benchArgs, printTable } from './support/cli.ts';
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: string): string => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
-};
+const { flag, has, compare } = benchArgs();
 const sizes = sizesFrom(flag);
 const seconds = Number(flag('seconds', '5'));
-const compare = args.includes('--compare') ? resolve(flag('compare', '')) : null;
 const auth = { authorization: `Basic ${Buffer.from(`${HUB.email}:${HUB.password}`).toString('base64')}` };
 const say = (line: string) => process.stderr.write(`read-side: ${line}\n`);
 
 // 1. The history: seeded once per size, kept under .tmp/bench for the next runs.
-const dataDir = args.includes('--data') ? resolve(flag('data', '')) : seededLog(here, sizes, say);
+const dataDir = has('data') ? resolve(flag('data', '')) : seededLog(here, sizes, say);
 const log = await createFileEventLog({ dir: join(dataDir, 'log') });
 let events = 0;
 for (const topic of ['identity', 'identity-logins', 'groups', 'casties', 'social', 'notifications']) events += (await log.endOffsets(topic)).get(0) ?? 0;
@@ -129,8 +125,5 @@ const rows: [string, (r: Figures) => string][] = [
   ['bare Fastify, 50 conn: p50 / p99 (ms)', (r) => `${f0(r.bare50.p50)} / ${f0(r.bare50.p99)}`],
 ];
 process.stdout.write(`\nread side on ${dataDir}: ${events.toLocaleString('en')} events (${Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(', ')}); user ${HUB.handle}\n\n`);
-const width = Math.max(...rows.map(([name]) => name.length)) + 2;
-const col = 24;
-process.stdout.write(`${''.padEnd(width)}${runs.map((r) => (r.label.length > col - 2 ? `${r.label.slice(0, col - 5)}...` : r.label).padStart(col)).join('')}\n`);
-for (const [name, value] of rows) process.stdout.write(`${name.padEnd(width)}${runs.map((r) => value(r).padStart(col)).join('')}\n`);
+printTable(runs, rows);
 for (const r of runs) if (r.perService.length > 0) process.stdout.write(`\n${r.label}, rebuild per service:\n${r.perService.map((l) => `  ${l}`).join('\n')}\n`);
