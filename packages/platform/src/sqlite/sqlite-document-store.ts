@@ -49,6 +49,8 @@ type Statement = Database.Statement<unknown[], unknown>;
 type Row = { id: string; doc: string };
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Answers of more documents than this are not kept (see `answers`): a feed page is 101. */
+const ANSWER_MAX_IDS = 128;
 /** At most this many `$in` values are merged as index ranges (SQLite allows 500 compound terms). */
 const MERGE_MAX = 64;
 
@@ -437,10 +439,15 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
    * writer per file, in this process; a commit and its new generation happen in one synchronous
    * step). A feed page's index walk and the group directory's small lists are asked again and
    * again between writes. An answer keeps its documents' ids only: the documents themselves
-   * come from the document cache (or are read again), whose budget alone bounds them; the
-   * answers are bounded by the number of ids they hold.
+   * come from the document cache (or are read again), whose budget alone bounds them. The
+   * answers are bounded by the characters of their keys and ids (512 KiB: hundreds of feed
+   * pages); one of more than ANSWER_MAX_IDS documents (a long scan, such as an export's pages)
+   * is not kept at all: such scans are not asked again and again, and keeping them made the
+   * export memory test's heap grow past its bound.
    */
-  const answers = cache.enabled ? new LRUCache<string, { generation: number; ids: string[] }>({ maxSize: 50_000, sizeCalculation: (a) => a.ids.length + 1 }) : null;
+  const answers = cache.enabled
+    ? new LRUCache<string, { generation: number; ids: string[] }>({ maxSize: 512 * 1024, maxEntrySize: 32 * 1024, sizeCalculation: (a, key) => key.length + a.ids.reduce((n, id) => n + id.length + 8, 0) })
+    : null;
   const generations = new Map<string, number>();
   const newGeneration = (table: string) => generations.set(table, (generations.get(table) ?? 0) + 1);
   const mutex = new Mutex();
@@ -594,7 +601,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     const known = answers?.get(key);
     if (known && known.generation === generation) return committedByIds(t, known.ids).map((doc) => project(doc, options.projection));
     const rows = reader.prepare(sql).all(...params) as Row[];
-    answers?.set(key, { generation, ids: rows.map((row) => row.id) });
+    if (rows.length <= ANSWER_MAX_IDS) answers?.set(key, { generation, ids: rows.map((row) => row.id) });
     return rows.map((row) => project(cache.parsed(t.name, row.id, row.doc), options.projection));
   }
 
