@@ -9,6 +9,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // One redis-server for the run, started and stopped by vitest's own process (see its comment).
+    globalSetup: ['packages/platform/src/testing/servers/global-setup.ts'],
     // Two cores: more workers only add contention.
     maxWorkers: 2,
   },

@@ -26,7 +26,34 @@ export function testRedis(): Promise<TestRedis> {
 
 async function findOrStart(): Promise<TestRedis> {
   const fromEnv = process.env.REDIS_URL;
-  if (fromEnv) return { url: fromEnv, reason: 'REDIS_URL', stop: async () => {} };
+  if (fromEnv) return { url: fromEnv, reason: process.env[STARTED_FOR_THE_RUN] === fromEnv ? `redis-server for the test run (${fromEnv})` : 'REDIS_URL', stop: async () => {} };
+  return startRedisServer();
+}
+
+/** Names the REDIS_URL that the run's global setup started (rather than one the caller gave). */
+const STARTED_FOR_THE_RUN = 'CASTIE_TEST_REDIS_STARTED';
+
+/**
+ * Vitest's global setup (vitest.config.ts): one throwaway `redis-server` for the whole run, started
+ * in vitest's own process and passed to the workers as REDIS_URL, and stopped by the teardown it
+ * returns. A server started inside a worker outlived it: vitest ends its worker processes with a
+ * signal, so their exit hooks never ran and every run left a redis-server per worker behind.
+ */
+export async function setupRedisForTestRun(): Promise<() => Promise<void>> {
+  if (process.env.REDIS_URL) return async () => {};
+  const redis = await startRedisServer();
+  if (redis.url) {
+    process.env.REDIS_URL = redis.url;
+    process.env[STARTED_FOR_THE_RUN] = redis.url;
+  }
+  return async () => {
+    await redis.stop();
+    delete process.env.REDIS_URL;
+    delete process.env[STARTED_FOR_THE_RUN];
+  };
+}
+
+async function startRedisServer(): Promise<TestRedis> {
   if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status !== 0) {
     return { url: null, reason: 'no redis-server binary and REDIS_URL unset', stop: async () => {} };
   }
