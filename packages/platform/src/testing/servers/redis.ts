@@ -15,8 +15,9 @@ export interface TestRedis {
 let shared: Promise<TestRedis> | null = null;
 
 /**
- * The Redis that Redis specs run against, started once per test worker: REDIS_URL when set;
- * otherwise a throwaway `redis-server` (no persistence) on a free port, when the binary exists;
+ * The Redis that Redis specs run against: the run's own server (see setupRedisForTestRun), else
+ * REDIS_URL when set, else a throwaway `redis-server` (no persistence) on a free port started
+ * here, when the binary exists;
  * otherwise none, and specs skip by name with `reason`. Tests isolate themselves by key prefix.
  */
 export function testRedis(): Promise<TestRedis> {
@@ -25,30 +26,31 @@ export function testRedis(): Promise<TestRedis> {
 }
 
 async function findOrStart(): Promise<TestRedis> {
+  const forRun = process.env[STARTED_FOR_THE_RUN];
+  if (forRun) return { url: forRun, reason: `redis-server for the test run (${forRun})`, stop: async () => {} };
   const fromEnv = process.env.REDIS_URL;
-  if (fromEnv) return { url: fromEnv, reason: process.env[STARTED_FOR_THE_RUN] === fromEnv ? `redis-server for the test run (${fromEnv})` : 'REDIS_URL', stop: async () => {} };
+  if (fromEnv) return { url: fromEnv, reason: 'REDIS_URL', stop: async () => {} };
   return startRedisServer();
 }
 
-/** Names the REDIS_URL that the run's global setup started (rather than one the caller gave). */
-const STARTED_FOR_THE_RUN = 'CASTIE_TEST_REDIS_STARTED';
+/**
+ * The URL of the server the run's global setup started. Not REDIS_URL: the servers that tests
+ * start as a user would (`npm start`) inherit the environment, and must not find a Redis there.
+ */
+const STARTED_FOR_THE_RUN = 'CASTIE_TEST_REDIS_URL';
 
 /**
  * Vitest's global setup (vitest.config.ts): one throwaway `redis-server` for the whole run, started
- * in vitest's own process and passed to the workers as REDIS_URL, and stopped by the teardown it
+ * in vitest's own process and passed to the workers (CASTIE_TEST_REDIS_URL), and stopped by the teardown it
  * returns. A server started inside a worker outlived it: vitest ends its worker processes with a
  * signal, so their exit hooks never ran and every run left a redis-server per worker behind.
  */
 export async function setupRedisForTestRun(): Promise<() => Promise<void>> {
   if (process.env.REDIS_URL) return async () => {};
   const redis = await startRedisServer();
-  if (redis.url) {
-    process.env.REDIS_URL = redis.url;
-    process.env[STARTED_FOR_THE_RUN] = redis.url;
-  }
+  if (redis.url) process.env[STARTED_FOR_THE_RUN] = redis.url;
   return async () => {
     await redis.stop();
-    delete process.env.REDIS_URL;
     delete process.env[STARTED_FOR_THE_RUN];
   };
 }
