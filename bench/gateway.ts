@@ -7,10 +7,9 @@
 // npm run bench -- gateway [--compare <checkout>] [--seconds 5] [--users 10000 ...]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HUB, readyCopy, sizesFrom } from './support/data-set.ts';
+import { HUB, sideBySide, sizesFrom } from './support/data-set.ts';
 import { freePort, load, type Load } from './support/processes.ts';
 import { benchArgs, printTable } from './support/cli.ts';
 
@@ -66,14 +65,7 @@ async function measure(label: string, root: string, dir: string): Promise<Figure
   return { label, paths };
 }
 
-const dir = await readyCopy(here, sizes, say);
-const runs: Figures[] = [];
-try {
-  if (compare) runs.push(await measure(`before (${compare.split('/').at(-1)})`, compare, dir));
-  runs.push(await measure('this checkout', here, dir));
-} finally {
-  rmSync(dir, { recursive: true, force: true });
-}
+const runs = await sideBySide(here, sizes, compare, say, measure);
 
 const f0 = (n: number) => Math.round(n).toLocaleString('en');
 const f1 = (n: number) => n.toFixed(1);

@@ -7,10 +7,9 @@
 //
 // npm run bench -- home-feed [--compare <checkout>] [--seconds 5] [--users 10000 ...]
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HUB, readyCopy, sizesFrom } from './support/data-set.ts';
+import { HUB, sideBySide, sizesFrom } from './support/data-set.ts';
 import { load, startBareFastify, startCastie, type Load } from './support/processes.ts';
 import { benchArgs, printTable } from './support/cli.ts';
 
@@ -62,14 +61,7 @@ async function measure(label: string, root: string, dir: string): Promise<Figure
   return { label, pages, inService };
 }
 
-const dir = await readyCopy(here, sizes, say);
-const runs: Figures[] = [];
-try {
-  if (compare) runs.push(await measure(`before (${compare.split('/').at(-1)})`, compare, dir));
-  runs.push(await measure('this checkout', here, dir));
-} finally {
-  rmSync(dir, { recursive: true, force: true });
-}
+const runs = await sideBySide(here, sizes, compare, say, measure);
 
 const f0 = (n: number) => Math.round(n).toLocaleString('en');
 const f2 = (n: number) => n.toFixed(2);

@@ -63,3 +63,19 @@ export async function readyCopy(root: string, sizes: Sizes, say: (line: string) 
   cpSync(ready, copy, { recursive: true });
   return copy;
 }
+
+/**
+ * Measures `compare` (when given) and this checkout, one after the other, on one working copy of
+ * the seeded history with read models, removed afterwards.
+ */
+export async function sideBySide<F>(root: string, sizes: Sizes, compare: string | null, say: (line: string) => void, measure: (label: string, checkout: string, dir: string) => Promise<F>): Promise<F[]> {
+  const dir = await readyCopy(root, sizes, say);
+  const runs: F[] = [];
+  try {
+    if (compare) runs.push(await measure(`before (${compare.split('/').at(-1)})`, compare, dir));
+    runs.push(await measure('this checkout', root, dir));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return runs;
+}
