@@ -24,7 +24,7 @@ for (const [url, fields] of [
 }
 const basic = `Basic ${Buffer.from(`${email}:secret1`).toString('base64')}`;
 const identity = system.services.get('identity')!.app;
-const me = JSON.parse((await identity.inject({ method: 'POST', url: '/internal/authenticate', payload: { email, password: 'secret1' } })).payload) as { userId: string };
+const me = (JSON.parse((await identity.inject({ method: 'POST', url: '/internal/authenticate', payload: { email, password: 'secret1' } })).payload) as { user: { userId: string } }).user;
 
 async function measure(name: string, n: number, concurrency: number, call: () => Promise<number>) {
   for (let i = 0; i < 200; i++) await call(); // warm up

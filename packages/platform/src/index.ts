@@ -20,6 +20,7 @@ export * from './embedded/log-event-store.ts';
 
 export * from './service/module.ts';
 export * from './service/update-once.ts';
+export * from './service/credential-stamps.ts';
 export * from './embedded/local-media-store.ts';
 export * from './embedded/outbox-mailer.ts';
 export * from './embedded/memory-cache.ts';

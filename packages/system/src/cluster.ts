@@ -119,6 +119,7 @@ async function startService(c: ClusterConfig, name: ServiceName): Promise<Runnin
 
 async function startGateway(c: ClusterConfig): Promise<Running> {
   const { mongo, media, cache } = sharedAdapters(c);
+  const operations = processOperations({ maxLagEvents: c.READY_MAX_LAG_EVENTS });
   const services: Partial<Record<ServiceName, ServiceClient>> = {};
   for (const [name, url] of Object.entries(c.serviceUrls) as [ServiceName, string][]) services[name] = httpClient(url);
   const gateway = await buildGatewayApp({
@@ -133,8 +134,9 @@ async function startGateway(c: ClusterConfig): Promise<Running> {
     ...(c.TRUST_PROXY ? { trustProxy: c.TRUST_PROXY } : {}),
     corsOrigins: c.CORS_ORIGINS,
     liveLimits: liveLimitsOf(c),
+    credentialCache: operations.metrics.forService('gateway'),
   });
-  processOperations({ maxLagEvents: c.READY_MAX_LAG_EVENTS }).installGateway(gateway, cache);
+  operations.installGateway(gateway, cache);
   return {
     listen: async () => void (await gateway.listen({ port: c.PORT, host: c.HOST })),
     async close() {

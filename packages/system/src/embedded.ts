@@ -137,6 +137,7 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
     ...(config.TRUST_PROXY ? { trustProxy: config.TRUST_PROXY } : {}),
     corsOrigins: config.CORS_ORIGINS,
     liveLimits: liveLimitsOf(config),
+    credentialCache: operations.metrics.forService('gateway'),
     ...(logger ? { logger } : {}),
   });
   operations.installGateway(gateway, cache);

@@ -1,12 +1,12 @@
 import { DomainError, internalHeaders, messages, NotificationCountsSchema, notificationsLiveApi, OwnDataExportQuerySchema, type AuthenticatedUser, type ServiceName } from '@castie/contracts';
-import { clientErrors, errorBody, frameworkErrors, installErrorHandler, installJsonParser, OneLinePerRequest, parsePositions, refuseDotSegments, requestIdOf, type Cache, type ManualClock, type MediaStore } from '@castie/platform';
+import { clientErrors, errorBody, type ServiceMetrics, frameworkErrors, installErrorHandler, installJsonParser, OneLinePerRequest, parsePositions, refuseDotSegments, requestIdOf, type Cache, type ManualClock, type MediaStore } from '@castie/platform';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import { Readable } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AbuseGuard, defaultAbuseLimits, type AbuseLimits } from './abuse/limits.ts';
 import { adminRoutes } from './admin/routes.ts';
-import { authenticate, presentedCredentials } from './credentials/credentials.ts';
+import { presentedCredentials, VerifiedCredentials } from './credentials/credentials.ts';
 import { openApiDocument } from './docs/openapi.ts';
 import { docsRoutes } from './docs/page.ts';
 import { csvZip, ExportSlots, jsonDocument, readSmallSections, ServiceAnswered, type ExportSource } from './export/own-data.ts';
@@ -44,6 +44,8 @@ export interface GatewayDeps {
   corsOrigins?: readonly string[];
   /** Limits of live notification streams (defaults: defaultLiveLimits). */
   liveLimits?: Partial<LiveLimits>;
+  /** Counts hits and misses of the gateway's verified credentials (metrics). */
+  credentialCache?: Pick<ServiceMetrics, 'credentialCacheLookup'>;
 }
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'] as const;
@@ -78,6 +80,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   await app.register(formbody);
   await app.register(multipart, { limits: { fileSize: maxUploadBytes, files: 4, fields: 100, fieldSize: 64 * 1024 } });
   const sessions = new SessionPositions(deps.cache);
+  const credentials = new VerifiedCredentials(() => serviceOf('identity'), deps.cache, deps.credentialCache ? { observer: deps.credentialCache } : {});
   const guard = new AbuseGuard(deps.cache, { ...defaultAbuseLimits, ...deps.abuseLimits });
   const apiKeys = new Set(deps.apiKeys ?? []);
   const liveLimits = { ...defaultLiveLimits, ...deps.liveLimits };
@@ -111,7 +114,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     const presented = presentedCredentials(request.headers.authorization, body);
     if (!presented) throw new DomainError('authentication_failed', messages.authenticationFailed);
     await guard.beforeCredentials(presented.email, request.ip);
-    const user = await authenticate(serviceOf('identity'), presented, request.id);
+    const user = await credentials.userOf(presented, request.id);
     if (!user) {
       await guard.credentialsFailed(presented.email, request.ip);
       throw new DomainError('authentication_failed', messages.authenticationFailed);

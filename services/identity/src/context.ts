@@ -1,10 +1,11 @@
 import { identityEvents, loginEvents } from '@castie/contracts';
-import { CommandHandler, type Clock, type EventStore, type Mailer } from '@castie/platform';
+import { CommandHandler, CredentialStamps, type Cache, type Clock, type EventStore, type Mailer } from '@castie/platform';
 import { accountDecider } from './account/decider.ts';
 import { handleClaimDecider } from './login/handle-claim.ts';
 import { loginDecider } from './login/decider.ts';
 import type { PasswordHasher } from './sign-in/passwords.ts';
 import { CredentialVerifier, type CredentialCacheObserver } from './sign-in/credentials.ts';
+import { StampedCommandHandler } from './sign-in/stamped-commands.ts';
 import { resetDecider } from './password-reset/decider.ts';
 
 export interface IdentityDeps {
@@ -21,17 +22,22 @@ export interface IdentityDeps {
   publicUrl: string;
   /** Check every response against its contract (on in tests). */
   checkResponses?: boolean;
+  /** Where the credential stamps live (CredentialStamps), shared with the gateways. */
+  cache: Cache;
   /** Counts hits and misses of the verified-credentials cache (metrics). */
   credentialCache?: CredentialCacheObserver;
 }
 
 /** What the features of identity share: the aggregates' command handlers and the verifier. */
 export function identityContext(deps: IdentityDeps) {
-  const accounts = new CommandHandler(deps.accounts, identityEvents, accountDecider);
-  const logins = new CommandHandler(deps.logins, loginEvents, loginDecider);
+  const stamps = new CredentialStamps(deps.cache);
+  // Every command on a login or an account may change what credentials open: a new stamp before
+  // it (verified credentials kept so far stop counting) and after it (those verified meanwhile).
+  const accounts = new StampedCommandHandler(deps.accounts, identityEvents, accountDecider, stamps, (streamId) => streamId.slice('account-'.length));
+  const logins = new StampedCommandHandler(deps.logins, loginEvents, loginDecider, stamps, (_streamId, command) => command.userId);
   const handles = new CommandHandler(deps.logins, loginEvents, handleClaimDecider);
   const resets = new CommandHandler(deps.logins, loginEvents, resetDecider);
-  const verifier = new CredentialVerifier(logins, accounts, deps.passwords, deps.secret, deps.credentialCache ? { observer: deps.credentialCache } : {});
+  const verifier = new CredentialVerifier(logins, accounts, deps.passwords, deps.secret, stamps, deps.credentialCache ? { observer: deps.credentialCache } : {});
   return { ...deps, accounts, logins, handles, resets, verifier };
 }
 export type IdentityContext = ReturnType<typeof identityContext>;

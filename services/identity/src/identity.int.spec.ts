@@ -1,5 +1,5 @@
 import { api, ErrorBodySchema, IDENTITY_LOGINS_TOPIC, IDENTITY_TOPIC, identityEvents, internalHeaders, type Endpoint } from '@castie/contracts';
-import { ManualClock } from '@castie/platform';
+import { createMemoryCache, ManualClock } from '@castie/platform';
 import { createFileEventLog, type FileEventLog } from '@castie/platform/embedded/file-event-log';
 import { createLogEventStore } from '@castie/platform/embedded/log-event-store';
 import { createOutboxMailer } from '@castie/platform/embedded/outbox-mailer';
@@ -29,6 +29,7 @@ beforeAll(async () => {
     passwords: argon2idHasher({ memoryCost: 1024, timeCost: 1 }),
     secret: 'int-test-secret-0123456789',
     publicUrl: 'http://localhost',
+    cache: createMemoryCache(),
     checkResponses: true,
   });
 });
@@ -50,7 +51,7 @@ async function signUp(email: string, handle: string) {
   const done = await call(api.identity.signupPicture, { email, handle });
   expect(done.ok).not.toBeNull();
   const auth = await app.inject({ method: 'POST', url: '/internal/authenticate', payload: { email, password: 'pw1234' } });
-  return auth.json() as { userId: string; handle: string; email: string };
+  return (auth.json() as { user: { userId: string; handle: string; email: string } }).user;
 }
 
 const as = (u: { userId: string; handle: string; email: string }) => ({ [internalHeaders.userId]: u.userId, [internalHeaders.handle]: u.handle, [internalHeaders.email]: u.email });
@@ -65,6 +66,32 @@ describe('identity service contract', () => {
     expect(wrong.statusCode).toBe(401);
     await call(api.identity.signupPassword, { email: 'half@example.com', password: 'pw1234' });
     expect((await app.inject({ method: 'POST', url: '/internal/authenticate', payload: { email: 'half@example.com', password: 'pw1234' } })).statusCode).toBe(401);
+  });
+
+  it('vouches for credentials under a stamp that every change to the login or the account replaces', async () => {
+    const user = await signUp('int4@example.com', 'intfour');
+    const stampOf = async (email: string, password: string) => {
+      const res = await app.inject({ method: 'POST', url: '/internal/authenticate', payload: { email, password } });
+      return res.statusCode === 200 ? (res.json() as { stamp: string | null }).stamp : 'refused';
+    };
+    const first = await stampOf(user.email, 'pw1234');
+    expect(first).toEqual(expect.any(String));
+    expect(await stampOf(user.email, 'pw1234')).toBe(first);
+    const seen = new Set([first]);
+    const h = as(user);
+    const changes: [string, () => Promise<unknown>, string, string][] = [
+      ['privacy', () => call(api.identity.setPreferences, { is_private: 'True' }, h), user.email, 'pw1234'],
+      ['handle', () => call(api.identity.editProfile, { handle: 'intfourb' }, h), user.email, 'pw1234'],
+      ['password', () => call(api.identity.setPassword, { password: 'pw5678' }, h), user.email, 'pw5678'],
+      ['e-mail', () => call(api.identity.setEmail, { email: 'int4b@example.com' }, h), 'int4b@example.com', 'pw5678'],
+    ];
+    for (const [what, change, email, password] of changes) {
+      await change();
+      const stamp = await stampOf(email, password);
+      expect(stamp, what).toEqual(expect.any(String));
+      expect(seen.has(stamp!), `a new stamp after the ${what} change`).toBe(false);
+      seen.add(stamp!);
+    }
   });
 
   it('refuses user endpoints without the gateway headers', async () => {

@@ -15,6 +15,7 @@ export function identityModule(options: { passwords?: PasswordHasher } = {}): Se
         mailer: deps.mailer,
         passwords: options.passwords ?? argon2idHasher(),
         secret: deps.secret,
+        cache: deps.cache,
         publicUrl: deps.publicUrl,
         checkResponses: deps.checkResponses,
         credentialCache: deps.metrics,

@@ -169,6 +169,12 @@ export const identityApi = {
 export const AuthenticateRequestSchema = z.object({ email: z.string(), password: z.string() });
 export const AuthenticatedUserSchema = z.object({ userId: z.string(), handle: z.string(), email: z.string() });
 export type AuthenticatedUser = z.infer<typeof AuthenticatedUserSchema>;
+/**
+ * Identity's answer: the user, and the person's credential stamp as it was before the check (see
+ * CredentialStamps); null when the check cannot vouch for one, and the answer must not be kept.
+ */
+export const VerifiedCredentialsSchema = z.object({ user: AuthenticatedUserSchema, stamp: z.string().nullable() });
+export type VerifiedCredentials = z.infer<typeof VerifiedCredentialsSchema>;
 
 /**
  * The operators' API of identity (behind the gateway's /admin/ bearer token, forwarded with

@@ -6,7 +6,7 @@ import { within } from './bounded.ts';
 /** What a service counts, with its name already on every label set (a `ServiceDeps` member). */
 export interface ServiceMetrics extends ProjectionObserver {
   readonly service: string;
-  /** One lookup in the verified-credentials cache (identity): a hit spares an argon2id run. */
+  /** One lookup in a verified-credentials cache: in identity a hit spares an argon2id run, in a gateway a call to identity. */
   credentialCacheLookup(hit: boolean): void;
 }
 
@@ -85,13 +85,13 @@ export class Metrics {
     });
     this.#credentialHits = new Counter({
       name: 'castie_credential_cache_hits_total',
-      help: 'Presented credentials found verified in the cache (no argon2id run).',
+      help: 'Presented credentials found verified in the cache (identity: no argon2id run; gateway: identity not asked).',
       labelNames: ['service'],
       registers,
     });
     this.#credentialMisses = new Counter({
       name: 'castie_credential_cache_misses_total',
-      help: 'Presented credentials checked with argon2id (not cached, expired, or the login changed since).',
+      help: 'Presented credentials not found verified (identity: checked with argon2id; gateway: asked of identity), or changed since.',
       labelNames: ['service'],
       registers,
     });

@@ -1,4 +1,6 @@
-import { AuthenticatedUserSchema, type AuthenticatedUser } from '@castie/contracts';
+import { VerifiedCredentialsSchema, type AuthenticatedUser } from '@castie/contracts';
+import { CredentialStamps, type Cache, type ServiceMetrics } from '@castie/platform';
+import { createHmac, randomBytes } from 'node:crypto';
 import { bodyText, type ServiceClient } from '../routing/service-client.ts';
 
 export interface Presented {
@@ -21,10 +23,70 @@ export function presentedCredentials(authorization: string | undefined, body: Re
   return null;
 }
 
-/** Asks identity (which owns credentials and caches verified ones) who presented them. */
-export async function authenticate(identity: ServiceClient, presented: Presented, requestId: string): Promise<AuthenticatedUser | null> {
-  const res = await identity.request({ method: 'POST', url: '/internal/authenticate', headers: { 'x-request-id': requestId }, body: { email: presented.email, password: presented.password } });
-  if (res.statusCode !== 200) return null;
-  const user = AuthenticatedUserSchema.safeParse(JSON.parse(bodyText(res)));
-  return user.success ? user.data : null;
+interface Kept {
+  user: AuthenticatedUser;
+  /** The person's credential stamp identity vouched under. */
+  stamp: string;
+  expiresAt: number;
+}
+
+/**
+ * Who presented these credentials. Identity owns credentials and checks them; this gateway keeps
+ * what identity vouched for, under an HMAC of the presented credentials (with a key of this
+ * process: never the password itself), for as long as the person's credential stamp is the one
+ * identity vouched under (see CredentialStamps). Identity writes a new stamp around every change
+ * to a login or an account, before it answers, so a changed password, e-mail or handle and a
+ * deleted account count from the very next request, through any gateway. A kept answer costs one
+ * cache read (process memory embedded, one Redis GET in the cluster) instead of a call to identity.
+ * Refusals are never kept: they go to identity (and its argon2 cost) every time.
+ */
+export class VerifiedCredentials {
+  readonly #kept = new Map<string, Kept>();
+  readonly #key = randomBytes(32);
+  readonly #stamps: CredentialStamps;
+  readonly #maxEntries: number;
+  readonly #ttlMs: number;
+  readonly #observer: Pick<ServiceMetrics, 'credentialCacheLookup'> | undefined;
+
+  constructor(
+    /** The identity service's client (asked for when first needed). */
+    private readonly identity: () => ServiceClient,
+    cache: Cache,
+    options: { maxEntries?: number; ttlMs?: number; observer?: Pick<ServiceMetrics, 'credentialCacheLookup'> } = {},
+  ) {
+    this.#observer = options.observer;
+    this.#stamps = new CredentialStamps(cache);
+    this.#maxEntries = options.maxEntries ?? 50_000;
+    this.#ttlMs = options.ttlMs ?? 5 * 60_000;
+  }
+
+  /** The user the credentials open, or null. */
+  async userOf(presented: Presented, requestId: string, now = Date.now()): Promise<AuthenticatedUser | null> {
+    const key = createHmac('sha256', this.#key).update(presented.email.trim().toLowerCase()).update('\0').update(presented.password).digest('base64url');
+    const kept = this.#kept.get(key);
+    if (kept) {
+      if (kept.expiresAt > now && (await this.#stamps.current(kept.user.userId)) === kept.stamp) {
+        this.#observer?.credentialCacheLookup(true);
+        return kept.user;
+      }
+      this.#kept.delete(key);
+    }
+    this.#observer?.credentialCacheLookup(false);
+    const res = await this.identity().request({ method: 'POST', url: '/internal/authenticate', headers: { 'x-request-id': requestId }, body: { email: presented.email, password: presented.password } });
+    if (res.statusCode !== 200) return null;
+    const verified = VerifiedCredentialsSchema.safeParse(JSON.parse(bodyText(res)));
+    if (!verified.success) return null;
+    const { user, stamp } = verified.data;
+    if (stamp !== null) this.keep(key, { user, stamp, expiresAt: now + this.#ttlMs });
+    return user;
+  }
+
+  private keep(key: string, entry: Kept): void {
+    if (this.#kept.size >= this.#maxEntries) {
+      // Maps iterate in insertion order: drop the oldest entry.
+      const oldest = this.#kept.keys().next().value;
+      if (oldest !== undefined) this.#kept.delete(oldest);
+    }
+    this.#kept.set(key, entry);
+  }
 }

@@ -1,5 +1,5 @@
-import type { AuthenticatedUser } from '@castie/contracts';
-import type { CommandHandler } from '@castie/platform';
+import type { VerifiedCredentials } from '@castie/contracts';
+import type { CommandHandler, CredentialStamps } from '@castie/platform';
 import { createHmac, randomBytes } from 'node:crypto';
 import type { AccountCommand, AccountState } from '../account/decider.ts';
 import type { LoginCommand, LoginState } from '../login/decider.ts';
@@ -24,6 +24,11 @@ export interface CredentialCacheObserver {
  * version it was checked against. A password change, an e-mail change or a deletion appends to
  * that stream, so the very next request with the old credentials fails, with no invalidation
  * message to lose.
+ *
+ * The answer carries the person's credential stamp as it was before the check (see
+ * CredentialStamps), so that a gateway may keep it until the stamp changes: the stamp is read
+ * after the login is loaded, and the login is loaded again once the account is, so a change that
+ * lands during the check either shows in what was read or comes with a newer stamp.
  */
 export class CredentialVerifier {
   readonly #cache = new Map<string, Verified>();
@@ -40,6 +45,7 @@ export class CredentialVerifier {
     private readonly accounts: CommandHandler<AccountCommand, any, AccountState>,
     private readonly passwords: PasswordHasher,
     private readonly secret: string,
+    private readonly stamps: CredentialStamps,
     options: { maxEntries?: number; ttlMs?: number; observer?: CredentialCacheObserver } = {},
   ) {
     this.#maxEntries = options.maxEntries ?? 100_000;
@@ -47,8 +53,8 @@ export class CredentialVerifier {
     this.#observer = options.observer;
   }
 
-  /** The active account these credentials open, or null. */
-  async verify(emailInput: string, password: string, now = Date.now()): Promise<AuthenticatedUser | null> {
+  /** The active account these credentials open, with the stamp they may be kept under; or null. */
+  async verify(emailInput: string, password: string, now = Date.now()): Promise<VerifiedCredentials | null> {
     const email = emailInput.trim().toLowerCase();
     if (!email || !password) return null;
     const { state: login, version } = await this.logins.load(`login-${email}`);
@@ -58,6 +64,7 @@ export class CredentialVerifier {
       return null;
     }
 
+    const stamp = (await this.stamps.current(login.userId)) ?? (await this.stamps.changed(login.userId));
     const key = createHmac('sha256', this.secret).update(email).update('\0').update(password).digest('base64url');
     const hit = this.#cache.get(key);
     const valid = hit !== undefined && hit.userId === login.userId && hit.loginVersion === version && hit.expiresAt > now;
@@ -70,7 +77,8 @@ export class CredentialVerifier {
 
     const { state: account } = await this.accounts.load(`account-${login.userId}`);
     if (account.status !== 'active') return null;
-    return { userId: account.userId, handle: account.handle, email };
+    const { version: still } = await this.logins.load(`login-${email}`);
+    return { user: { userId: account.userId, handle: account.handle, email }, stamp: still === version ? stamp : null };
   }
 
   private remember(key: string, entry: Verified): void {

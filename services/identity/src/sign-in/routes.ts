@@ -8,9 +8,9 @@ export function signInRoutes(app: FastifyInstance, ctx: IdentityContext): void {
   // Internal: the gateway asks who presented these credentials. Never routed from outside.
   app.post('/internal/authenticate', async (request, reply) => {
     const parsed = AuthenticateRequestSchema.safeParse(request.body);
-    const user = parsed.success ? await ctx.verifier.verify(parsed.data.email, parsed.data.password) : null;
-    if (!user) return reply.code(errorStatus.authentication_failed).send(errorBody('authentication_failed', 'invalid username or password'));
-    return user;
+    const verified = parsed.success ? await ctx.verifier.verify(parsed.data.email, parsed.data.password) : null;
+    if (!verified) return reply.code(errorStatus.authentication_failed).send(errorBody('authentication_failed', 'invalid username or password'));
+    return verified;
   });
 
 }

@@ -41,6 +41,8 @@ describe('profile edit through the gateway', () => {
     const renamed = newUser('renamed').handle;
     expect((await sys.post('/api/profile/edit/', { handle: renamed }, user)).body).toEqual({ status: 200, message: 'data has been successfully updated', updated_fields: ['handle'] });
     expect((await sys.get(`/api/profile/${renamed}/edit/`, user)).body).toMatchObject({ handle: renamed });
+    // The very next request goes as the new handle (the gateway keeps verified credentials).
+    expect((await sys.get('/api/home/new/', user)).body).toMatchObject({ profile_handle: renamed });
     // The old handle can be taken by a new account.
     await sys.signUp({ ...newUser('taker'), handle: user.handle });
   });

@@ -64,19 +64,28 @@ describe('GET /metrics', () => {
     expect(appends(await scrape())).toBeGreaterThan(appends(before));
   });
 
-  it('counts hits and misses of the verified-credentials cache', async () => {
-    const hits = (text: string) => sample(text, 'castie_credential_cache_hits_total', { service: 'identity' }) ?? 0;
-    const misses = (text: string) => sample(text, 'castie_credential_cache_misses_total', { service: 'identity' }) ?? 0;
+  it('counts hits and misses of the verified-credentials caches, in the gateway and in identity', async () => {
+    const count = (text: string, outcome: 'hits' | 'misses', service: string) => sample(text, `castie_credential_cache_${outcome}_total`, { service }) ?? 0;
+    const deltas = (from: string, to: string) => ({
+      gateway: { hits: count(to, 'hits', 'gateway') - count(from, 'hits', 'gateway'), misses: count(to, 'misses', 'gateway') - count(from, 'misses', 'gateway') },
+      identity: { hits: count(to, 'hits', 'identity') - count(from, 'hits', 'identity'), misses: count(to, 'misses', 'identity') - count(from, 'misses', 'identity') },
+    });
     await sys.get('/api/preferences/', ada);
     const before = await scrape();
-    // The same credentials again: found verified, no argon2id run.
+    // The same credentials again: kept by the gateway, identity not asked.
     await sys.get('/api/preferences/', ada);
     const after = await scrape();
-    expect(hits(after) - hits(before)).toBe(1);
-    expect(misses(after) - misses(before)).toBe(0);
-    // A wrong password is checked with argon2id: a miss.
+    expect(deltas(before, after)).toEqual({ gateway: { hits: 1, misses: 0 }, identity: { hits: 0, misses: 0 } });
+    // A change to the account renews its credential stamp: the gateway asks identity again,
+    // which finds the password verified for this login (no argon2id run).
+    expect((await sys.post('/api/preferences/', { is_private: 'true' }, ada)).status).toBe(200);
+    const changed = await scrape();
+    await sys.get('/api/preferences/', ada);
+    expect(deltas(changed, await scrape())).toEqual({ gateway: { hits: 0, misses: 1 }, identity: { hits: 1, misses: 0 } });
+    // A wrong password: asked of identity, checked with argon2id.
+    const wrongBefore = await scrape();
     expect((await sys.get('/api/preferences/', { ...ada, password: 'not-the-password' })).status).toBe(401);
-    expect(misses(await scrape()) - misses(after)).toBe(1);
+    expect(deltas(wrongBefore, await scrape())).toEqual({ gateway: { hits: 0, misses: 1 }, identity: { hits: 0, misses: 1 } });
   });
 
   it('a poison record counts as a dead letter of each group that reads its topic', async () => {

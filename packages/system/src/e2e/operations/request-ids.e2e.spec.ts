@@ -73,7 +73,9 @@ describe('x-request-id', () => {
   });
 
   it('names the request in the log lines of the gateway and of every service it reached', async () => {
-    const res = await sys.request('GET', '/api/preferences/', { user: ada, headers: { 'x-request-id': 'trace-me-1' } });
+    // A new user's first request: the gateway has their credentials checked by identity.
+    const bea = await sys.signUp(newUser('trace'));
+    const res = await sys.request('GET', '/api/preferences/', { user: bea, headers: { 'x-request-id': 'trace-me-1' } });
     expect(res.status).toBe(200);
     const lines = log.lines().filter((l) => l.reqId === 'trace-me-1');
     // The gateway's own lines, and identity's: the credentials check and the answer itself.
@@ -84,7 +86,8 @@ describe('x-request-id', () => {
   });
 
   it('logs each request once per process it reached, when answered, with its URL, status and time', async () => {
-    const res = await sys.request('GET', '/api/preferences/?x=1', { user: ada, headers: { 'x-request-id': 'one-line-1' } });
+    const cy = await sys.signUp(newUser('line'));
+    const res = await sys.request('GET', '/api/preferences/?x=1', { user: cy, headers: { 'x-request-id': 'one-line-1' } });
     expect(res.status).toBe(200);
     const lines = log.lines().filter((l) => l.reqId === 'one-line-1');
     expect(lines.filter((l) => l.msg === 'incoming request')).toEqual([]);
