@@ -23,6 +23,22 @@ function dateTime(instant: string, timeZone: string): { date: string; time: stri
   return found;
 }
 
+/** A viewer's forecast as the API's userForecast. */
+function userForecast(mine: ForecastDoc): UserForecast {
+  return { forecast_text: mine.text, forecast_id: mine.forecastId, is_correct: mine.correct === true, ...(mine.answerId !== null ? { answer_id: mine.answerId } : {}) };
+}
+
+/** userForecast as JSON, made once per version of the forecast document (frozen until it changes, as views are). */
+const userForecastJsons = new WeakMap<ForecastDoc, string>();
+function userForecastJson(mine: ForecastDoc): string {
+  let json = userForecastJsons.get(mine);
+  if (json === undefined) {
+    json = JSON.stringify(userForecast(mine));
+    if (Object.isFrozen(mine)) userForecastJsons.set(mine, json);
+  }
+  return json;
+}
+
 /** The members of a Castie object that are the same for every viewer, serialized (see `shared`). */
 interface Fragment {
   /** The members without the braces: `"uuid":…,"question":…,…,"forecasts":[…]`. */
@@ -121,13 +137,10 @@ export class CastieObjects {
 
   /** The members that depend on the requester, the time, the creator's person and other read models. */
   private personal(requesterId: string, view: CastieView, submitter: PersonDoc | undefined, mine: ForecastDoc | undefined, friendCount: number, comments: number, now: Date) {
-    const userForecast: UserForecast | undefined = mine
-      ? { forecast_text: mine.text, forecast_id: mine.forecastId, is_correct: mine.correct === true, ...(mine.answerId !== null ? { answer_id: mine.answerId } : {}) }
-      : undefined;
     return {
       // A creator who chose not to show their handle is shown to nobody but themselves.
       submitter: view.showUsername || view.creatorId === requesterId ? (submitter?.handle ?? '') : '',
-      ...(userForecast ? { userForecast } : {}),
+      ...(mine ? { userForecast: userForecast(mine) } : {}),
       is_answerable: castieAnswerable(view, now),
       friendCount,
       commentsCount: comments,
@@ -148,22 +161,36 @@ export class CastieObjects {
       commentCounts(this.deps.commentCounts, ids),
     ]);
     // Only the people the page shows: its creators and the frodads who forecast on it.
-    const persons = await people.activeByIds([...views.map((v) => v.creatorId), ...new Set([...friendsOnPage.values()].flat())]);
+    const shownIds = new Set<string>();
+    for (const view of views) shownIds.add(view.creatorId);
+    for (const forecasters of friendsOnPage.values()) for (const id of forecasters) shownIds.add(id);
+    const persons = await people.activeByIds([...shownIds]);
     const mineBy = new Map(mine.map((f) => [f.castieId, f]));
-    // A private person's forecasts are theirs alone, friends included (spec: Authentication).
-    const shown = (userId: string) => persons.has(userId) && !persons.get(userId)!.isPrivate;
-    const members: string[] = [];
+    // The per-viewer members, written as JSON directly (the members and order `personal` gives).
+    let out = '{';
     const seen = new Set<string>();
     for (const view of views) {
       if (seen.has(view._id)) continue;
       seen.add(view._id);
-      const friends = (friendsOnPage.get(view._id) ?? []).filter(shown);
-      const own = this.personal(requesterId, view, persons.get(view.creatorId), mineBy.get(view._id), friends.length, comments.get(view._id) ?? 0, now);
+      let pics = '';
+      let friendCount = 0;
+      for (const id of friendsOnPage.get(view._id) ?? []) {
+        // A private person's forecasts are theirs alone, friends included (spec: Authentication).
+        const friend = persons.get(id);
+        if (!friend || friend.isPrivate) continue;
+        pics += `${friendCount++ === 0 ? '' : ','}${JSON.stringify(friend.profPic ?? '')}`;
+      }
+      const creator = persons.get(view.creatorId);
+      // A creator who chose not to show their handle is shown to nobody but themselves.
+      const submitter = view.showUsername || view.creatorId === requesterId ? (creator?.handle ?? '') : '';
+      const own = mineBy.get(view._id);
       const fragment = this.fragment(view);
-      const personal = JSON.stringify({ ...own, friendPics: friends.map((id) => persons.get(id)?.profPic ?? '') }).slice(1, -1);
-      members.push(`${JSON.stringify(view._id)}:{${fragment.members},${personal}${options.forecastOptions ? `,"forecast_options":${fragment.forecasts}` : ''}}`);
+      out +=
+        `${seen.size === 1 ? '' : ','}${JSON.stringify(view._id)}:{${fragment.members},"submitter":${JSON.stringify(submitter)}` +
+        `${own ? `,"userForecast":${userForecastJson(own)}` : ''},"is_answerable":${castieAnswerable(view, now)},"friendCount":${friendCount},"commentsCount":${comments.get(view._id) ?? 0},"friendPics":[${pics}]` +
+        `${options.forecastOptions ? `,"forecast_options":${fragment.forecasts}` : ''}}`;
     }
-    return new RawJson(`{${members.join(',')}}`);
+    return new RawJson(`${out}}`);
   }
 
   /** The detailed Castie object: friendForecasts by forecast id instead of friendPics. */
