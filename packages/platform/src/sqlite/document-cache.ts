@@ -51,7 +51,7 @@ export class DocumentCache {
   get(table: string, id: string): JsonObject | null | undefined {
     const k = this.#keys.get(table)?.get(id);
     if (k === undefined) return undefined;
-    const found = this.#lru?.get(k);
+    const found = this.#lru?.get(k, GET_OPTIONS);
     return found === ABSENT ? null : found;
   }
 
@@ -103,6 +103,12 @@ export class DocumentCache {
 }
 
 const ABSENT: JsonObject = Object.freeze({});
+
+/**
+ * The options of every lookup: lru-cache makes a new empty object per `get` without them (a feed
+ * page's 700 lookups made a twelfth of its garbage), and writes `status` into them, so not frozen.
+ */
+const GET_OPTIONS: LRUCache.GetOptions<string, JsonObject, unknown> = {};
 
 /** Parsed JSON takes about three times its text on the heap, plus the entry and its key. */
 const heapEstimate = (chars: number): number => 3 * chars + 160;

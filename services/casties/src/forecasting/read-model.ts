@@ -104,14 +104,16 @@ function includesNumber(roster: string, number: string): boolean {
 }
 
 /** Rosters decoded once per version: a roster the document cache hands out is frozen until it changes. */
-const decoded = new WeakMap<RosterDoc, Buffer>();
-function packedNumbers(roster: RosterDoc): Buffer {
-  let packed = decoded.get(roster);
-  if (!packed) {
-    packed = Buffer.from(roster.forecasters, 'hex');
-    if (Object.isFrozen(roster)) decoded.set(roster, packed);
+const decoded = new WeakMap<RosterDoc, Uint32Array>();
+function rosterNumbers(roster: RosterDoc): Uint32Array {
+  let numbers = decoded.get(roster);
+  if (!numbers) {
+    const packed = Buffer.from(roster.forecasters, 'hex');
+    numbers = new Uint32Array(packed.length >> 2);
+    for (let i = 0; i < numbers.length; i++) numbers[i] = packed.readUInt32BE(i << 2);
+    if (Object.isFrozen(roster)) decoded.set(roster, numbers);
   }
-  return packed;
+  return numbers;
 }
 
 /**
@@ -139,12 +141,13 @@ export async function frodadsWhoForecast(
   const bits = new Uint8Array(((max - min) >> 3) + 1);
   for (const { n } of numbers) bits[(n - min) >> 3]! |= 1 << ((n - min) & 7);
   for (const roster of rosters) {
-    const packed = packedNumbers(roster);
+    const forecasters = rosterNumbers(roster);
     let found: string[] | undefined;
-    for (let i = 0; i + 4 <= packed.length; i += 4) {
-      const n = packed.readUInt32BE(i);
-      if (n < min || n > max || (bits[(n - min) >> 3]! & (1 << ((n - min) & 7))) === 0) continue;
-      (found ??= []).push(friendByNumber.get(n)!);
+    for (let i = 0; i < forecasters.length; i++) {
+      const at = forecasters[i]! - min;
+      // Numbers below min wrap around to above max - min (unsigned), and fail the range test too.
+      if (at >>> 0 > max - min || (bits[at >>> 3]! & (1 << (at & 7))) === 0) continue;
+      (found ??= []).push(friendByNumber.get(at + min)!);
     }
     if (found) out.set(roster._id, found);
   }
