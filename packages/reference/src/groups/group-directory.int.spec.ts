@@ -133,6 +133,28 @@ describe('GroupDirectory: the Group object for a requester', () => {
     expect(await dir.groupObject(bob, 'sports')).toMatchObject({ accuracy: 0, friendsCount: 1 });
   });
 
+  it('counts the frodads who follow alike for one group and for a listing of many', async () => {
+    // ann with 45 frodads and 45 groups: a listing of all of them (over 2,000 group-frodad pairs)
+    // reads the frodads' memberships by user, one group's page by membership id.
+    const friends = Array.from({ length: 45 }, (_, i) => id(`${i}`.padStart(2, '0')).slice(0, 32));
+    const slugs = Array.from({ length: 45 }, (_, i) => `g${i}`);
+    const log = new Log().identity(...person(ann, 'ann'), ...friends.flatMap((f, i) => person(f, `friend${i}`)));
+    log.groups(...slugs.map((slug) => group(slug)));
+    // Frodad i follows the first i groups; frodads 1-9 then unfollow g0; frodad 3 asks for g44 (not following it).
+    log.groups(...friends.flatMap((f, i) => slugs.slice(0, i).map((slug): GroupEvent => ({ type: 'GroupFollowed', data: { slug, userId: f } }))));
+    log.groups(...friends.slice(0, 10).map((f): GroupEvent => ({ type: 'GroupUnfollowed', data: { slug: 'g0', userId: f } })));
+    log.groups({ type: 'GroupAccessRequested', data: { slug: 'g44', userId: friends[3]! } });
+    log.social(...friends.flatMap((f): SocialEvent[] => [{ type: 'FrodadRequested', data: { fromId: ann, toId: f } }, { type: 'FrodadRequestAccepted', data: { fromId: ann, toId: f } }]));
+    const { dir } = await project(log);
+    const listing = await dir.groupObjects(ann, await dir.all());
+    // Group g<k> is followed by frodads k+1..44: 44 - k of them, less the nine who left g0.
+    const expected = (k: number) => 44 - k - (k === 0 ? 9 : 0);
+    for (const k of [0, 1, 20, 43, 44]) {
+      expect(listing[`g${k}`]?.friendsCount, `listing, g${k}`).toBe(expected(k));
+      expect((await dir.groupObject(ann, `g${k}`)).friendsCount, `page of g${k}`).toBe(expected(k));
+    }
+  });
+
   it('shows pending and granted access on an approval-required group', async () => {
     const { dir } = await project(world());
     expect(await dir.groupObject(ann, 'insiders')).toMatchObject({ following: false, access: 'pending', followersCount: 1, canCreateCastie: false, accessDeniedMessage: '<b>ask first</b>', numberCasties: 1 });
