@@ -10,6 +10,8 @@ const person = (last: string) => sys.signUp({ email: `p${++n}x${Date.now()}@exam
 async function befriend(a: TestUser, b: TestUser): Promise<void> {
   expect((await sys.post(`/api/add-frodad/${b.handle}/`, {}, a)).status).toBe(200);
   await eventually(async () => expect((await sys.post(`/api/frodad-requests/${a.handle}/accept/`, {}, b)).status).toBe(200));
+  // The accept is b's write: a's reads wait for a's own writes only, so a sees it eventually.
+  await eventually(async () => expect(requestKeys((await sys.get('/api/frodad-requests/', a)).body)).not.toContain(b.handle));
 }
 
 beforeAll(async () => {
