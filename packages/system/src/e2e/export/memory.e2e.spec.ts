@@ -15,7 +15,10 @@ const heapAfterGc = () => {
   return process.memoryUsage().heapUsed;
 };
 
-const FORECASTS_COUNT = 20_000;
+// 40k: what the heap holds while an export runs is about 4 MB whatever the document's size (a
+// page or two in flight, the bounded caches turning over); at 20k (a 20 MB document, a 4 MB
+// bound) that fixed part alone failed the bound on a loaded machine.
+const FORECASTS_COUNT = 40_000;
 let sys: TestSystem;
 let casties: DocumentStore;
 let ada: TestUser;
@@ -55,7 +58,7 @@ beforeAll(async () => {
 afterAll(() => sys.close());
 
 describe('exporting a long history', () => {
-  it('streams 20k forecasts while the heap grows by a small fraction of the document', async () => {
+  it('streams 40k forecasts while the heap grows by a small fraction of the document', async () => {
     const address = await sys.system.gateway.listen({ port: 0, host: '127.0.0.1' });
     // A first export fills what is bounded by design (each store's document cache, 16 MiB) and
     // warms the code; the second one shows what an export itself holds.
