@@ -13,6 +13,9 @@ async function newCastie(): Promise<string> {
 }
 async function forecast(uuid: string): Promise<void> {
   await eventually(async () => expect((await sys.post(`/api/casties/${uuid}/forecast/`, { forecast_text: 'yes' }, bob)).status).toBe(200));
+  // Bob's next read waits until the read models hold his forecast; ann's reads wait for her own
+  // writes only, so from then on she sees it too.
+  expect((await sys.get(`/api/profile/${bob.handle}/stats/?ids_only=True`, bob)).status).toBe(200);
 }
 
 beforeAll(async () => {
