@@ -12,12 +12,17 @@ async function newGroup(name: string): Promise<string> {
   expect((await sys.admin('POST', '/admin/groups/', { slug, groupName: name, groupInfoText: '', requiresApproval: false, accessDeniedMessage: '' })).status).toBe(200);
   return slug;
 }
+// The lists are read by viewer, whose reads wait for viewer's own writes only: each helper ends
+// with a read by the writer, which waits until the groups service holds the write, so that
+// viewer sees it too.
 async function follow(slug: string, user: TestUser): Promise<void> {
   await eventually(async () => expect((await sys.post(`/api/groups/${slug}/follow/`, {}, user)).status).toBe(200));
+  expect((await sys.get(`/api/groups/${slug}/`, user)).status).toBe(200);
 }
 async function befriend(a: TestUser, b: TestUser): Promise<void> {
   expect((await sys.post(`/api/add-frodad/${b.handle}/`, {}, a)).status).toBe(200);
   await eventually(async () => expect((await sys.post(`/api/frodad-requests/${a.handle}/accept/`, {}, b)).status).toBe(200));
+  expect((await sys.get('/api/groups/', b)).status).toBe(200);
 }
 /** Walked ids: the list as it was first, in order, then only items added since (no duplicates). */
 function expectStable(walked: string[], before: string[]): void {

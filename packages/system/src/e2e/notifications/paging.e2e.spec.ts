@@ -12,6 +12,9 @@ const senders: string[] = [];
 async function requestFrom(): Promise<string> {
   const u = await sys.signUp();
   await eventually(async () => expect((await sys.post(`/api/add-frodad/${hub.handle}/`, {}, u)).status).toBe(200));
+  // hub's reads wait for hub's own writes only: u's next read waits until the notifications
+  // service holds u's request, so that hub sees it too.
+  expect((await sys.get('/api/notifications/', u)).status).toBe(200);
   return u.handle;
 }
 
