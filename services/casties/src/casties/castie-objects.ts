@@ -23,6 +23,12 @@ function dateTime(instant: string, timeZone: string): { date: string; time: stri
   return found;
 }
 
+/** The creator's handle as a viewer sees it: a creator who chose not to show it is shown to nobody but themselves. */
+const submitterFor = (view: CastieView, creator: PersonDoc | undefined, requesterId: string): string => (view.showUsername || view.creatorId === requesterId ? (creator?.handle ?? '') : '');
+
+/** Whether a frodad's forecasts are shown: a private person's are theirs alone, friends included (spec: Authentication). */
+const forecastsShown = (person: PersonDoc | undefined): person is PersonDoc => person !== undefined && !person.isPrivate;
+
 /** A viewer's forecast as the API's userForecast. */
 function userForecast(mine: ForecastDoc): UserForecast {
   return { forecast_text: mine.text, forecast_id: mine.forecastId, is_correct: mine.correct === true, ...(mine.answerId !== null ? { answer_id: mine.answerId } : {}) };
@@ -138,8 +144,7 @@ export class CastieObjects {
   /** The members that depend on the requester, the time, the creator's person and other read models. */
   private personal(requesterId: string, view: CastieView, submitter: PersonDoc | undefined, mine: ForecastDoc | undefined, friendCount: number, comments: number, now: Date) {
     return {
-      // A creator who chose not to show their handle is shown to nobody but themselves.
-      submitter: view.showUsername || view.creatorId === requesterId ? (submitter?.handle ?? '') : '',
+      submitter: submitterFor(view, submitter, requesterId),
       ...(mine ? { userForecast: userForecast(mine) } : {}),
       is_answerable: castieAnswerable(view, now),
       friendCount,
@@ -175,14 +180,11 @@ export class CastieObjects {
       let pics = '';
       let friendCount = 0;
       for (const id of friendsOnPage.get(view._id) ?? []) {
-        // A private person's forecasts are theirs alone, friends included (spec: Authentication).
         const friend = persons.get(id);
-        if (!friend || friend.isPrivate) continue;
+        if (!forecastsShown(friend)) continue;
         pics += `${friendCount++ === 0 ? '' : ','}${JSON.stringify(friend.profPic ?? '')}`;
       }
-      const creator = persons.get(view.creatorId);
-      // A creator who chose not to show their handle is shown to nobody but themselves.
-      const submitter = view.showUsername || view.creatorId === requesterId ? (creator?.handle ?? '') : '';
+      const submitter = submitterFor(view, persons.get(view.creatorId), requesterId);
       const own = mineBy.get(view._id);
       const fragment = this.fragment(view);
       out +=
@@ -207,7 +209,7 @@ export class CastieObjects {
     const forecasters = friendsOnIt.get(view._id) ?? [];
     const friendForecasts = forecasters.length === 0 ? [] : await this.deps.forecasts.find({ _id: { $in: forecasters.map((id) => forecastDocId(view._id, id)) } });
     const ended = castieEnded(view, now);
-    const friendly = friendForecasts.filter((f) => persons.has(f.userId) && !persons.get(f.userId)!.isPrivate);
+    const friendly = friendForecasts.filter((f) => forecastsShown(persons.get(f.userId)));
     const friendMap: DetailedCastie['friendForecasts'] = {};
     for (const f of friendly) {
       friendMap[String(f.forecastId)] = {
