@@ -11,9 +11,8 @@ import { dirname, join } from 'node:path';
 
 /** The checkout's built server (`npm run build`, which `npm start` runs first), built now if stale; null when it has no build. */
 function builtEntry(root: string): string[] | null {
-  const script = join(root, 'scripts/castie.mjs');
-  if (!existsSync(script) || !readFileSync(script, 'utf8').includes("case 'build'")) return null;
-  execFileSync(process.execPath, [script, 'build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (!existsSync(join(root, 'scripts/build.mjs'))) return null;
+  execFileSync(process.execPath, [join(root, 'scripts/castie.mjs'), 'build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   const main = join(root, 'packages/system/dist/main.js');
   return existsSync(main) ? [main] : null;
 }
