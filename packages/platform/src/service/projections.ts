@@ -174,9 +174,13 @@ const MAX_BATCH = 10_000;
  * While events keep coming, a new batch starts at most every this many ms, so events written
  * meanwhile share one unit of work: a commit writes each touched page once for all of them (under
  * load one commit per event made the commits cost more than the events). A user's next read waits
- * at most this much longer for their own write.
+ * at most this much longer for their own write, and only under sustained load: after a quiet
+ * moment the next event is applied at once. Measured (bench forecasts, 32 clients, side by side
+ * with 5 ms): 20 ms +13-26% accepted forecasts/s and 12-22% less CPU per forecast, as the
+ * BEGIN/COMMIT pairs (a fifth of the server's time at 5 ms) fall to a quarter; 50 ms gained nothing
+ * more (+13%) and let the next read wait 49 ms.
  */
-const BATCH_INTERVAL_MS = 5;
+const BATCH_INTERVAL_MS = 20;
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
