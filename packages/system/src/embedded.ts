@@ -15,6 +15,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { liveLimitsOf, type EmbeddedConfig } from './config.ts';
 import { processOperations } from './operations.ts';
+import { buildNewReadModelsInWorkers, type ParallelRebuildOptions } from './rebuild/parallel.ts';
 import { allServices } from './services.ts';
 
 export interface EmbeddedSystem {
@@ -39,6 +40,8 @@ export interface EmbeddedOptions {
   checkResponses?: boolean;
   /** Tests wrap a service's read-model store, e.g. to make a projection fail (dead letters). */
   wrapDocuments?: (service: ServiceName, store: DocumentStore) => DocumentStore;
+  /** New read-model files built in worker threads at start (rebuild/parallel.ts); `{ workers: 0 }` turns it off. */
+  parallelRebuild?: ParallelRebuildOptions;
 }
 
 /**
@@ -98,7 +101,13 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
   // The reference read models every service keeps (people, friendships, groups) are built from the
   // log once, by the first service that needs them; the services after it copy its tables.
   const copies = new SqliteReadModelCopies();
-  for (const module of allServices(options.passwords ? { passwords: options.passwords } : {})) {
+  const modules = allServices(options.passwords ? { passwords: options.passwords } : {});
+  // On a long history, new read-model files are built side by side in threads first. Not with
+  // Redis (the leaderboards live there, not in the files) nor with wrapped stores (tests).
+  if (!redis && !options.wrapDocuments) {
+    await buildNewReadModelsInWorkers({ log, logDir: join(config.dataDir, 'log'), readModelDir, modules, ...(logger ? { logger } : {}), ...(options.parallelRebuild ? { parallel: options.parallelRebuild } : {}) });
+  }
+  for (const module of modules) {
     const started = Date.now();
     const store = openSqliteDocumentStore({ path: join(readModelDir, `${module.name}.db`) });
     documents.push(store);

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { eventually, TestSystem, type TestUser } from './testing/harness.ts';
+import { capturedLogger, eventually, TestSystem, type TestUser } from './testing/harness.ts';
 
 // Rule 7: read models can always be rebuilt from the log, to the same state. A story through
 // every service, then the same questions asked of a fresh process: one that resumed from its
@@ -116,6 +116,22 @@ describe('read models across restarts (rules 7 and the read-side issue)', () => 
     const { first, users, uuid, before } = await told();
     const second = await restart(first, (dir) => rmSync(dir, { recursive: true, force: true }));
     expect(await snapshot(second, users, uuid)).toEqual(before);
+  });
+
+  it('a fresh process on a long history builds the read models in threads, side by side, to the same answers', async () => {
+    const { first, users, uuid, before } = await told();
+    const now = first.clock.now();
+    await first.stop();
+    rmSync(join(first.dataDir, 'read-models'), { recursive: true, force: true });
+    const log = capturedLogger();
+    // Any history counts as long here; two threads, as on the smallest machine that uses them.
+    const second = await TestSystem.start({ dataDir: first.dataDir, now, logger: log.logger, parallelRebuild: { workers: 2, minEvents: 0 } });
+    systems.push(second);
+    expect(await snapshot(second, users, uuid)).toEqual(before);
+    const built = log.lines().filter((l) => typeof l.thread === 'string' && / rebuilt | copied /.test(String(l.msg)));
+    // Every service with read models was built by a thread of its own, none by its service at start.
+    expect(new Set(built.map((l) => l.thread))).toEqual(new Set(['groups', 'casties', 'social', 'notifications']));
+    expect(log.lines().filter((l) => l.thread === undefined && / rebuilt | copied /.test(String(l.msg)))).toEqual([]);
   });
 
   it("dropping one service's database file rebuilds that service alone, to the same answers", async () => {

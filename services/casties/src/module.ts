@@ -1,5 +1,5 @@
 import { castieEvents, CASTIES_TOPIC, groupEvents, identityEvents, socialEvents } from '@castie/contracts';
-import { createStoredSortedSets, ManagedReadModels, type DocumentStore, type EventLog, type ProjectionObserver, type Projection, type ReadModelCopies, type ServiceModule, type SortedSets } from '@castie/platform';
+import { createStoredSortedSets, ManagedReadModels, type DocumentStore, type EventLog, type ProjectionObserver, type Projection, type ReadModelCopies, type ReadModelsOfService, type ServiceModule, type SortedSets } from '@castie/platform';
 import { groupsProjections, peopleProjections } from '@castie/reference';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildCastiesApp } from './app.ts';
@@ -25,14 +25,21 @@ export const castiesProjections = (store: DocumentStore, boards: SortedSets): Pr
   searchIndexProjection(store),
 ];
 
+/** The casties service's read models as code (its module runs them; a first start may build them in a worker). */
+export const castiesReadModels: ReadModelsOfService = {
+  group: 'casties-read',
+  catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
+  projections: (store, sortedSets) => castiesProjections(store, sortedSets ?? createStoredSortedSets(store)),
+};
+
 /** Starts the casties service's read models and resolves once they applied what the log held at start. */
 export async function startCastiesReadModels(options: { log: EventLog; documents: DocumentStore; boards: SortedSets; copies?: ReadModelCopies; observer?: ProjectionObserver; logger?: FastifyBaseLogger }): Promise<ManagedReadModels> {
   return ManagedReadModels.start({
-    group: 'casties-read',
+    group: castiesReadModels.group,
     log: options.log,
     store: options.documents,
-    catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
-    projections: castiesProjections(options.documents, options.boards),
+    catalogs: castiesReadModels.catalogs,
+    projections: castiesReadModels.projections(options.documents, options.boards),
     ...(options.copies ? { copies: options.copies } : {}),
     ...(options.observer ? { observer: options.observer } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
@@ -43,6 +50,7 @@ export async function startCastiesReadModels(options: { log: EventLog; documents
 export function castiesModule(): ServiceModule {
   return {
     name: 'casties',
+    readModels: castiesReadModels,
     async build(deps) {
       const logger = deps.logger?.child({ service: 'casties' });
       // Shared sorted sets (Redis) when the profile has them, else beside the read models.

@@ -1,17 +1,24 @@
 import { castieEvents, groupEvents, GROUPS_TOPIC, identityEvents, socialEvents } from '@castie/contracts';
-import { ManagedReadModels, type DocumentStore, type EventLog, type ProjectionObserver, type ReadModelCopies, type ServiceModule } from '@castie/platform';
+import { ManagedReadModels, type DocumentStore, type EventLog, type ProjectionObserver, type ReadModelCopies, type ReadModelsOfService, type ServiceModule } from '@castie/platform';
 import { groupsProjections, peopleProjections } from '@castie/reference';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildGroupsApp } from './app.ts';
 
+/** The groups service's read models as code: its copies of people, friendships and groups. */
+export const groupsReadModels: ReadModelsOfService = {
+  group: 'groups-read',
+  catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
+  projections: (store) => [...peopleProjections(store), ...groupsProjections(store)],
+};
+
 /** The read models of the groups service: its copies of people, friendships and groups, replayed to the log's end. */
 export async function startGroupsReadModels(options: { log: EventLog; documents: DocumentStore; copies?: ReadModelCopies; observer?: ProjectionObserver; logger?: FastifyBaseLogger }): Promise<ManagedReadModels> {
   return ManagedReadModels.start({
-    group: 'groups-read',
+    group: groupsReadModels.group,
     log: options.log,
     store: options.documents,
-    catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
-    projections: [...peopleProjections(options.documents), ...groupsProjections(options.documents)],
+    catalogs: groupsReadModels.catalogs,
+    projections: groupsReadModels.projections(options.documents),
     ...(options.copies ? { copies: options.copies } : {}),
     ...(options.observer ? { observer: options.observer } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
@@ -22,6 +29,7 @@ export async function startGroupsReadModels(options: { log: EventLog; documents:
 export function groupsModule(): ServiceModule {
   return {
     name: 'groups',
+    readModels: groupsReadModels,
     async build(deps) {
       const runner = await startGroupsReadModels({ log: deps.log, documents: deps.documents, ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}), observer: deps.metrics, ...(deps.logger ? { logger: deps.logger } : {}) });
       const app = buildGroupsApp({

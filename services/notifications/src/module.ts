@@ -1,5 +1,5 @@
 import { castieEvents, groupEvents, identityEvents, NOTIFICATIONS_TOPIC, notificationEvents, socialEvents } from '@castie/contracts';
-import { createServiceApp, ManagedReadModels, type ServiceModule } from '@castie/platform';
+import { createServiceApp, ManagedReadModels, type ReadModelsOfService, type ServiceModule } from '@castie/platform';
 import { GroupDirectory, groupsProjections, People, peopleProjections } from '@castie/reference';
 import { activityRoutes } from './activity/routes.ts';
 import { notificationsContext } from './context.ts';
@@ -11,6 +11,13 @@ import { notificationsProjection } from './read-model/projection.ts';
 /** How often Casties that reached their end time are looked for (their creators' live counts change). */
 const LIVE_TICK_MS = 1000;
 
+/** The notifications service's read models as code: its copies of people and groups, and the notifications. */
+export const notificationsReadModels: ReadModelsOfService = {
+  group: 'notifications-read',
+  catalogs: [identityEvents, groupEvents, castieEvents, socialEvents, notificationEvents],
+  projections: (store) => [...peopleProjections(store), ...groupsProjections(store), notificationsProjection(store)],
+};
+
 /**
  * The notifications service: it turns the other services' events into each user's
  * notifications and counts, and owns the user's inbox (reads, sign-ins).
@@ -18,17 +25,18 @@ const LIVE_TICK_MS = 1000;
 export function notificationsModule(): ServiceModule {
   return {
     name: 'notifications',
+    readModels: notificationsReadModels,
     async build(deps) {
       const store = deps.documents;
       const people = new People(store, deps.timeZone);
       const groups = new GroupDirectory(store, people);
       const live = new LiveChanges({ cache: deps.cache, store, people, groups, clock: deps.clock, ...(deps.logger ? { logger: deps.logger } : {}) });
       const runner = await ManagedReadModels.start({
-        group: 'notifications-read',
+        group: notificationsReadModels.group,
         log: deps.log,
         store,
-        catalogs: [identityEvents, groupEvents, castieEvents, socialEvents, notificationEvents],
-        projections: [...peopleProjections(store), ...groupsProjections(store), notificationsProjection(store)],
+        catalogs: notificationsReadModels.catalogs,
+        projections: notificationsReadModels.projections(store),
         ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}),
         observer: deps.metrics,
         committed: live.committed,

@@ -1,7 +1,14 @@
 import { castieEvents, groupEvents, identityEvents, SOCIAL_TOPIC, socialEvents } from '@castie/contracts';
-import { ManagedReadModels, type ServiceModule } from '@castie/platform';
+import { ManagedReadModels, type ReadModelsOfService, type ServiceModule } from '@castie/platform';
 import { peopleProjections } from '@castie/reference';
 import { buildSocialApp } from './app.ts';
+
+/** The social service's read models as code: its copy of people and friendships. */
+export const socialReadModels: ReadModelsOfService = {
+  group: 'social-read',
+  catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
+  projections: (store) => peopleProjections(store),
+};
 
 /**
  * Social as the system composes it: its copy of people and friendships is replayed from the log
@@ -11,15 +18,16 @@ import { buildSocialApp } from './app.ts';
 export function socialModule(): ServiceModule {
   return {
     name: 'social',
+    readModels: socialReadModels,
     async build(deps) {
       const logger = deps.logger;
       const store = deps.documents;
       const runner = await ManagedReadModels.start({
-        group: 'social-read',
+        group: socialReadModels.group,
         log: deps.log,
         store,
-        catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
-        projections: peopleProjections(store),
+        catalogs: socialReadModels.catalogs,
+        projections: socialReadModels.projections(store),
         ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}),
         observer: deps.metrics,
         ...(logger ? { logger } : {}),

@@ -24,6 +24,13 @@ export interface FileEventLogOptions {
   fsyncIntervalMs?: number;
   /** Told about repaired damage (a torn last record cut away) and about failed batches being retried. */
   onWarning?: (message: string) => void;
+  /**
+   * Reads what the log holds while another instance (which owns `dir`) keeps it: nothing is
+   * written (no appends, repairs, indexes or consumer positions), a topic without a file is empty,
+   * and records appended by the owner after open are not seen. For building read models in a
+   * worker thread while the owner does not append (system/src/rebuild).
+   */
+  readOnly?: boolean;
 }
 
 /*
@@ -149,14 +156,32 @@ class TopicFile {
 
   private constructor(
     readonly name: string,
-    private readonly fd: FileHandle,
+    private readonly fd: FileHandle | null,
     private readonly gatherMs: number,
     private readonly path: string,
+    private readonly readOnly: boolean,
   ) {}
 
   /** Opens (or creates) a topic's file, indexes its records and cuts away a damaged tail. */
-  static async open(dir: string, name: string, gatherMs: number, warn: (message: string) => void): Promise<TopicFile> {
+  static async open(dir: string, name: string, gatherMs: number, warn: (message: string) => void, readOnly = false): Promise<TopicFile> {
     const path = join(dir, `${name}.log`);
+    if (readOnly) {
+      let fd: FileHandle;
+      try {
+        fd = await open(path, constants.O_RDONLY);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        return new TopicFile(name, null, gatherMs, path, true);
+      }
+      const topic = new TopicFile(name, fd, gatherMs, path, true);
+      try {
+        await topic.scan(path, warn, await topic.loadIndex());
+      } catch (err) {
+        await fd.close();
+        throw err;
+      }
+      return topic;
+    }
     let fd: FileHandle;
     let created = true;
     try {
@@ -166,7 +191,7 @@ class TopicFile {
       created = false;
       fd = await open(path, constants.O_RDWR);
     }
-    const topic = new TopicFile(name, fd, gatherMs, path);
+    const topic = new TopicFile(name, fd, gatherMs, path, false);
     try {
       // A new file's directory entry must be durable too, or a crash could lose acknowledged appends.
       if (created) await syncDir(dir);
@@ -176,6 +201,12 @@ class TopicFile {
       throw err;
     }
     return topic;
+  }
+
+  /** The open file (a read-only topic without a file has none: it holds no records to read). */
+  private get handle(): FileHandle {
+    if (!this.fd) throw new Error(`topic ${this.name} has no file`);
+    return this.fd;
   }
 
   /** Offset the next record will get. */
@@ -195,7 +226,7 @@ class TopicFile {
     } catch {
       return 0;
     }
-    const fileSize = (await this.fd.stat()).size;
+    const fileSize = (await this.handle.stat()).size;
     if (bytes.length < INDEX_HEAD || bytes.toString('latin1', 0, 8) !== INDEX_MAGIC || (bytes.length - INDEX_HEAD) % 8 !== 0) return 0;
     const covered = bytes.readDoubleLE(8);
     const count = (bytes.length - INDEX_HEAD) / 8;
@@ -222,7 +253,7 @@ class TopicFile {
   }
 
   private async scan(path: string, warn: (message: string) => void, from: number): Promise<void> {
-    const fileSize = (await this.fd.stat()).size;
+    const fileSize = (await this.handle.stat()).size;
     let chunk = Buffer.allocUnsafe(Math.min(SCAN_CHUNK, Math.max(fileSize, FRAME_HEAD)));
     let chunkStart = 0;
     let chunkLength = 0;
@@ -232,7 +263,7 @@ class TopicFile {
       if (length > chunk.length) chunk = Buffer.allocUnsafe(length);
       chunkStart = from;
       chunkLength = Math.min(chunk.length, fileSize - from);
-      await readFully(this.fd, chunk.subarray(0, chunkLength), from);
+      await readFully(this.handle, chunk.subarray(0, chunkLength), from);
       return 0;
     };
     let at = from;
@@ -261,17 +292,19 @@ class TopicFile {
       this.starts.push(at);
       at += FRAME_HEAD + length;
     }
+    if (damage && this.readOnly) throw new Error(`${path}: found ${damage} at byte ${at} after ${this.starts.length} records (read-only: left for the log's owner to repair)`);
     if (damage) {
       // Only a write cut short by a crash leaves damage behind; nothing past it was acknowledged.
       warn(`${path}: found ${damage} at byte ${at} after ${this.starts.length} records; cut away ${fileSize - at} bytes`);
-      await this.fd.truncate(at);
-      await this.fd.datasync();
+      await this.handle.truncate(at);
+      await this.handle.datasync();
     }
     this.size = at;
   }
 
   /** Queues records for the next group commit; resolves once they are written and synced. */
   append(records: readonly NewLogRecord[]): Promise<LogPosition[]> {
+    if (this.readOnly) return Promise.reject(new Error(`topic ${this.name} is open read-only`));
     if (this.closed) return Promise.reject(new Error(`topic ${this.name} is closed`));
     if (this.broken) return Promise.reject(new Error(`topic ${this.name} is unusable after a failed write: ${errorMessage(this.broken)}`));
     const timestamp = Date.now();
@@ -294,8 +327,8 @@ class TopicFile {
         this.queue = [];
         const frames = batch.length === 1 ? batch[0]!.frames : Buffer.concat(batch.map((b) => b.frames));
         try {
-          await writeFully(this.fd, frames, this.size);
-          await this.fd.datasync();
+          await writeFully(this.handle, frames, this.size);
+          await this.handle.datasync();
         } catch (err) {
           await this.rollback(err);
           for (const pending of batch) pending.reject(err);
@@ -331,7 +364,7 @@ class TopicFile {
   /** Cuts off a partly written batch so the next batch starts at a frame boundary. */
   private async rollback(cause: unknown): Promise<void> {
     try {
-      await this.fd.truncate(this.size);
+      await this.handle.truncate(this.size);
     } catch {
       this.broken = cause;
       for (const pending of this.queue.splice(0)) pending.reject(cause);
@@ -361,7 +394,7 @@ class TopicFile {
     if (from >= tailFrom) return this.tail.slice(this.tailHead + from - tailFrom, this.tailHead + to - tailFrom).map((r) => ({ ...r }));
     const start = this.starts[from]!;
     const buffer = Buffer.allocUnsafe((to < this.starts.length ? this.starts[to]! : this.size) - start);
-    await readFully(this.fd, buffer, start);
+    await readFully(this.handle, buffer, start);
     const records: LogRecord[] = [];
     let at = 0;
     for (let offset = from; offset < to; offset++) {
@@ -400,8 +433,8 @@ class TopicFile {
     await this.drained;
     this.wake();
     await this.savingIndex;
-    if (!this.broken && this.starts.length > this.indexed) await this.saveIndex().catch(() => undefined);
-    await this.fd.close();
+    if (!this.readOnly && !this.broken && this.starts.length > this.indexed) await this.saveIndex().catch(() => undefined);
+    await this.fd?.close();
   }
 }
 
@@ -419,9 +452,11 @@ class CommittedOffsets {
     private readonly dir: string,
     private readonly groups: Map<string, Map<string, number>>,
     private readonly warn: (message: string) => void,
+    /** Positions are kept in memory only (a read-only log writes nothing). */
+    private readonly readOnly: boolean,
   ) {}
 
-  static async load(dir: string, warn: (message: string) => void): Promise<CommittedOffsets> {
+  static async load(dir: string, warn: (message: string) => void, readOnly = false): Promise<CommittedOffsets> {
     const path = join(dir, OFFSETS_FILE);
     // Maps, not objects: group names are free text, and `__proto__` must stay a plain name.
     const groups = new Map<string, Map<string, number>>();
@@ -432,7 +467,7 @@ class CommittedOffsets {
       // Without the file every group starts over: at-least-once delivery makes that safe.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') warn(`${path}: unreadable (${errorMessage(err)}); consumer groups start from the beginning`);
     }
-    return new CommittedOffsets(dir, groups, warn);
+    return new CommittedOffsets(dir, groups, warn, readOnly);
   }
 
   get(group: string, key: string): number | undefined {
@@ -442,6 +477,7 @@ class CommittedOffsets {
   set(group: string, key: string, next: number): void {
     const positions = this.groups.get(group) ?? new Map<string, number>();
     this.groups.set(group, positions.set(key, next));
+    if (this.readOnly) return;
     this.dirty = true;
     if (!this.writing) {
       this.writing = true;
@@ -584,8 +620,9 @@ export interface FileEventLog extends EventLog {
 export async function createFileEventLog(options: FileEventLogOptions): Promise<FileEventLog> {
   const { dir, fsyncIntervalMs = 0 } = options;
   const warn = options.onWarning ?? (() => {});
-  await mkdir(dir, { recursive: true });
-  const offsets = await CommittedOffsets.load(dir, warn);
+  const readOnly = options.readOnly ?? false;
+  if (!readOnly) await mkdir(dir, { recursive: true });
+  const offsets = await CommittedOffsets.load(dir, warn, readOnly);
   const files = new Map<string, Promise<TopicFile>>();
   const claims = new Set<string>();
   const subscriptions = new Set<FileSubscription>();
@@ -600,7 +637,7 @@ export async function createFileEventLog(options: FileEventLogOptions): Promise<
     if (!isTopicName(name)) throw new Error(`invalid topic name "${name}": use letters, digits, '.', '_' and '-'`);
     let file = files.get(name);
     if (!file) {
-      file = TopicFile.open(dir, name, fsyncIntervalMs, warn);
+      file = TopicFile.open(dir, name, fsyncIntervalMs, warn, readOnly);
       files.set(name, file);
       file.catch(() => files.delete(name));
     }

@@ -1,4 +1,4 @@
-import type { ServiceName } from '@castie/contracts';
+import type { EventCatalog, ServiceName } from '@castie/contracts';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Cache, SortedSets } from '../ports/cache.ts';
 import type { Clock } from '../ports/clock.ts';
@@ -8,7 +8,7 @@ import type { EventStore } from '../ports/event-store.ts';
 import type { Mailer } from '../ports/mail.ts';
 import type { MediaStore } from '../ports/media.ts';
 import type { ServiceMetrics } from '../observability/metrics.ts';
-import type { ProjectionRunner, ReadModelCopies } from './projections.ts';
+import type { Projection, ProjectionRunner, ReadModelCopies } from './projections.ts';
 
 /** What every service is built from; the profile (embedded or cluster) decides the adapters. */
 export interface ServiceDeps {
@@ -50,10 +50,25 @@ export interface BuiltService {
 }
 
 /**
+ * A service's read models as code: its consumer group, the catalogs of the topics it reads, and
+ * its projections on a store. The service's `build` runs them; a first start of the embedded
+ * profile may build them in a worker thread before (system/src/rebuild), from the same definition.
+ */
+export interface ReadModelsOfService {
+  group: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  catalogs: readonly EventCatalog<any>[];
+  /** `sortedSets`: where leaderboards live (Redis); without them, beside the read models in `store`. */
+  projections(store: DocumentStore, sortedSets?: SortedSets): Projection[];
+}
+
+/**
  * A service as the system composes it. `build` returns once the service's read models have
  * replayed the log up to its end at start, so it never answers from a half-built read model.
  */
 export interface ServiceModule {
   name: ServiceName;
+  /** The read models `build` starts, if the service has any. */
+  readModels?: ReadModelsOfService;
   build(deps: ServiceDeps): Promise<BuiltService>;
 }

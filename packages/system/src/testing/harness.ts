@@ -7,6 +7,7 @@ import pino from 'pino';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ParallelRebuildOptions } from '../rebuild/parallel.ts';
 
 export interface TestResponse {
   status: number;
@@ -78,7 +79,7 @@ export class TestSystem {
   ) {}
 
   static async start(
-    options: { dataDir?: string; env?: Record<string, string>; now?: Date; checkResponses?: boolean; passwords?: PasswordHasher; wrapDocuments?: (service: ServiceName, store: DocumentStore) => DocumentStore; logger?: FastifyBaseLogger } = {},
+    options: { dataDir?: string; env?: Record<string, string>; now?: Date; checkResponses?: boolean; passwords?: PasswordHasher; wrapDocuments?: (service: ServiceName, store: DocumentStore) => DocumentStore; logger?: FastifyBaseLogger; parallelRebuild?: ParallelRebuildOptions } = {},
   ): Promise<TestSystem> {
     const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'castie-test-')));
     const config = readEmbeddedConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ADMIN_TOKEN: 'test-admin-token-0123456789', SECRET: 'test-secret-0123456789abcdef', ...options.env });
@@ -90,6 +91,7 @@ export class TestSystem {
       checkResponses: options.checkResponses ?? true,
       ...(options.wrapDocuments ? { wrapDocuments: options.wrapDocuments } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.parallelRebuild ? { parallelRebuild: options.parallelRebuild } : {}),
     });
     return new TestSystem(system, dataDir, config.adminToken, clock);
   }

@@ -1,0 +1,70 @@
+// A rebuild worker (system/src/rebuild/parallel.ts): builds one service's read models into a new
+// file from the log, read-only, then exits. Its dead letters are appended by the main thread,
+// which owns the log.
+import { startProjections, type EventLog, type LogPosition, type ReadModelCopies } from '@castie/platform';
+import { createFileEventLog } from '@castie/platform/embedded/file-event-log';
+import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
+import type { FastifyBaseLogger } from 'fastify';
+import { parentPort, workerData } from 'node:worker_threads';
+import { allServices } from '../services.ts';
+import type { FromWorker, RebuildTask, ToWorker } from './tasks.ts';
+
+const task = workerData as RebuildTask;
+const port = parentPort!;
+const tell = (message: FromWorker) => port.postMessage(message);
+
+const definition = allServices().find((m) => m.name === task.service)?.readModels;
+if (!definition) throw new Error(`service ${task.service} has no read models`);
+
+// The main thread's logger writes the lines: one log stream, the worker's service named in each.
+const line =
+  (level: 'info' | 'warn' | 'error') =>
+  (fields: unknown, msg?: string): void => {
+    if (typeof fields === 'string') return tell({ type: 'log', level, fields: {}, msg: fields });
+    const plain = fields && typeof fields === 'object' ? Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v instanceof Error ? { message: v.message, stack: v.stack } : v])) : {};
+    tell({ type: 'log', level, fields: plain, msg: msg ?? '' });
+  };
+const logger = { info: line('info'), warn: line('warn'), error: line('error'), fatal: line('error'), debug: () => undefined, trace: () => undefined, level: 'info' } as unknown as FastifyBaseLogger;
+(logger as unknown as { child: () => FastifyBaseLogger }).child = () => logger;
+
+const waiting = new Map<number, { resolve: (positions: LogPosition[]) => void; reject: (error: Error) => void }>();
+let asked = 0;
+port.on('message', (message: ToWorker) => {
+  const pending = waiting.get(message.id);
+  waiting.delete(message.id);
+  if (message.positions) pending?.resolve(message.positions);
+  else pending?.reject(new Error(message.error ?? 'append failed'));
+});
+
+const fileLog = await createFileEventLog({ dir: task.logDir, readOnly: true });
+const log: EventLog = {
+  ...fileLog,
+  append: (topic, records) =>
+    new Promise((resolve, reject) => {
+      const id = ++asked;
+      waiting.set(id, { resolve, reject });
+      tell({ type: 'append', id, topic, records: records.map((r) => ({ key: r.key, value: r.value })) });
+    }),
+};
+const store = openSqliteDocumentStore({ path: task.storePath });
+const copies: ReadModelCopies = {
+  async copy(projection, matching) {
+    const collections = JSON.stringify(projection.collections);
+    const from = task.sources.find((s) => s.projections.some((p) => p.name === projection.name && p.version === projection.version && p.collections === collections));
+    if (!from) return null;
+    await store.copyFrom({ path: from.path }, { collections: projection.collections, matching });
+    return from.group;
+  },
+  offer: () => undefined,
+  withdraw: () => undefined,
+};
+const projections = definition.projections(store);
+const runner = await startProjections({ group: definition.group, log, store, catalogs: definition.catalogs, projections, copies, logger });
+await runner.caughtUp();
+// As in one process: only read models without dead letters are offered for copying.
+const clean = (await runner.deadLetters({ all: true })).length === 0;
+await runner.stop();
+await store.close();
+await fileLog.close();
+tell({ type: 'done', offered: clean ? projections.map((p) => ({ name: p.name, version: p.version, collections: JSON.stringify(p.collections) })) : null });
+port.close();

@@ -1,0 +1,24 @@
+// What the main thread and a rebuild worker tell each other (system/src/rebuild).
+import type { LogPosition, NewLogRecord } from '@castie/platform';
+
+/** A finished read-model file another task may copy projections from (same code: name, version, collection specs). */
+export interface CopySource {
+  group: string;
+  path: string;
+  projections: { name: string; version: number; collections: string }[];
+}
+
+/** One service's read models to build into a new file. */
+export interface RebuildTask {
+  service: string;
+  logDir: string;
+  storePath: string;
+  sources: CopySource[];
+}
+
+export type FromWorker =
+  | { type: 'log'; level: 'info' | 'warn' | 'error'; fields: Record<string, unknown>; msg: string }
+  | { type: 'append'; id: number; topic: string; records: NewLogRecord[] }
+  | { type: 'done'; offered: CopySource['projections'] | null };
+
+export type ToWorker = { type: 'appended'; id: number; positions?: LogPosition[]; error?: string };
