@@ -212,6 +212,30 @@ describe('file event log on disk', () => {
     await (await log.subscribe(options)).stop();
   });
 
+  it('opened read-only beside its owner, reads every record and writes nothing: no appends, consumer positions or index', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const { log: owner } = await openLog(dir);
+    const values = Array.from({ length: 20_000 }, (_, i) => ({ key: `k${i % 7}`, value: JSON.stringify({ i }) }));
+    await owner.append('t', values);
+    const files = async () => Object.fromEntries(await Promise.all(['t.log', 'consumer-offsets.json', 't.starts'].map(async (f) => [f, await stat(join(dir, f)).then((s) => `${s.size} ${s.mtimeMs}`, () => 'absent')])));
+    const before = await files();
+    // Fewer records than the owner saves its index after: a .starts file here would be the reader's.
+    const reader = await createFileEventLog({ dir, readOnly: true });
+    logs.push(reader);
+    expect((await reader.endOffsets('t')).get(0)).toBe(20_000);
+    expect((await reader.endOffsets('never-written')).get(0)).toBe(0);
+    const seen: LogRecord[] = [];
+    const subscription = await reader.subscribe({ group: 'g', topics: ['t', 'never-written'], startAt: () => 'earliest', handle: async (records) => void seen.push(...records) });
+    expect(await subscription.waitFor([{ topic: 't', partition: 0, offset: 19_999 }], 10_000)).toBe(true);
+    await subscription.stop();
+    expect(seen.map((r) => r.value)).toEqual(values.map((v) => v.value));
+    await expect(reader.append('t', [{ key: 'k', value: '{}' }])).rejects.toThrow(/read-only/);
+    await reader.close();
+    expect(await files()).toEqual(before);
+    expect((await owner.endOffsets('t')).get(0)).toBe(20_000);
+  });
+
   it('rejects topic names that are not safe file names, and appends after close', async () => {
     const dir = await tempDir();
     dirs.push(dir);
