@@ -1,4 +1,4 @@
-import { TestSystem, newUser, type TestUser } from '../../testing/harness.ts';
+import { eventually, TestSystem, newUser, type TestUser } from '../../testing/harness.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let sys: TestSystem;
@@ -49,7 +49,12 @@ describe('paging the overall leaderboard with offset', () => {
       expect((await sys.post('/api/groups/board/follow/', {}, u)).status).toBe(200);
       followers.push(u);
     }
-    const whole = await sys.get('/api/leaderboard/board/', viewer);
+    // The followers' writes reach the viewer's answers once the casties service applied them.
+    const whole = await eventually(async () => {
+      const res = await sys.get('/api/leaderboard/board/', viewer);
+      expect([...handles(res.body)].sort()).toEqual(followers.map((f) => f.handle).sort());
+      return res;
+    });
     expect(whole.body).not.toHaveProperty('has_more');
     const seen: string[] = [];
     let offset: number | null = 0;

@@ -235,9 +235,13 @@ describe('operator CLI', () => {
       }
       return out;
     };
+    // Other people's writes reach a reader's answers when each service applied them: wait until
+    // gil sees hal's forecast and two rounds of answers agree.
     const before = await eventually(async () => {
       const seen = await ask();
       expect(seen[`${hal.handle} /api/home/spicy/`]).toMatchObject({ status: 200 });
+      expect(JSON.stringify(seen[`${gil.handle} /api/casties/${created.body.castie_uuid as string}/`])).toContain('"forecastsCount":1');
+      expect(await ask()).toEqual(seen);
       return seen;
     });
 
