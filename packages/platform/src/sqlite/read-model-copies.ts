@@ -1,47 +1,67 @@
-import type { CollectionSpec, Doc } from '../ports/document-store.ts';
-import type { ReadModelCopies } from '../service/projections.ts';
+import type { Projection, ReadModelCopies } from '../service/projections.ts';
 import type { SqliteDocumentStore } from './sqlite-document-store.ts';
 
-/** A finished projection on one store: who built it, and the code it was built with. */
-interface Finished {
-  group: string;
-  store: SqliteDocumentStore;
+/**
+ * A finished projection in one SQLite file: who built it, and the code it was built with (its
+ * collection specs as JSON, so a file finished in another thread compares alike).
+ */
+export interface FinishedProjection {
+  name: string;
   version: number;
-  collections: readonly CollectionSpec<Doc>[];
+  collections: string;
 }
+
+/** A file holding finished projections another store may copy. */
+export interface CopySource {
+  group: string;
+  path: string;
+  projections: FinishedProjection[];
+}
+
+/** What a finished projection is, as a copy source names it. */
+export const finishedProjection = (p: Projection): FinishedProjection => ({ name: p.name, version: p.version, collections: JSON.stringify(p.collections) });
 
 /**
  * The read models one process keeps in several SQLite files (the embedded profile: the groups,
  * casties, social and notifications services each keep their own copy of people, friendships and
  * groups). The first service to rebuild a projection builds it from the log; the ones started
  * after it copy its tables and checkpoints (seconds) instead of applying the whole log again.
- * Each service still owns its copy: the two files share nothing once copied.
+ * Each service still owns its copy: the two files share nothing once copied. Files finished
+ * elsewhere (a rebuild thread) are added as sources.
  */
 export class SqliteReadModelCopies {
-  /** By projection name: the stores that hold it finished. */
-  readonly #finished = new Map<string, Finished[]>();
+  readonly #sources: CopySource[] = [];
 
-  /** The copies as the runner of `store` sees them. */
-  for(store: SqliteDocumentStore): ReadModelCopies {
+  constructor(sources: readonly CopySource[] = []) {
+    this.#sources.push(...sources);
+  }
+
+  /** The copies as the runner of the store at `store.path` sees them. */
+  for(store: Pick<SqliteDocumentStore, 'path' | 'copyFrom'>): ReadModelCopies {
     return {
       copy: async (projection, matching) => {
         // The same code: name, version and the very collection specs (one module declares them).
-        const from = (this.#finished.get(projection.name) ?? []).find(
-          (f) => f.store !== store && f.version === projection.version && f.collections.length === projection.collections.length && f.collections.every((c, i) => c === projection.collections[i]),
-        );
+        const wanted = finishedProjection(projection);
+        const from = this.#sources.find((s) => s.path !== store.path && s.projections.some((p) => p.name === wanted.name && p.version === wanted.version && p.collections === wanted.collections));
         if (!from) return null;
-        await store.copyFrom(from.store, { collections: projection.collections, matching });
+        await store.copyFrom({ path: from.path }, { collections: projection.collections, matching });
         return from.group;
       },
       offer: (group, projections) => {
-        for (const p of projections) {
-          const list = this.#finished.get(p.name) ?? [];
-          this.#finished.set(p.name, [...list.filter((f) => f.store !== store), { group, store, version: p.version, collections: p.collections }]);
-        }
+        this.#withdraw(store.path);
+        this.#sources.push({ group, path: store.path, projections: projections.map(finishedProjection) });
       },
-      withdraw: () => {
-        for (const [name, list] of this.#finished) this.#finished.set(name, list.filter((f) => f.store !== store));
-      },
+      withdraw: () => this.#withdraw(store.path),
     };
+  }
+
+  /** Every file offered so far (and not withdrawn). */
+  sources(): readonly CopySource[] {
+    return this.#sources;
+  }
+
+  #withdraw(path: string): void {
+    const kept = this.#sources.filter((s) => s.path !== path);
+    this.#sources.splice(0, this.#sources.length, ...kept);
   }
 }

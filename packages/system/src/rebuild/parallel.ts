@@ -12,7 +12,8 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { CopySource, FromWorker, RebuildTask, ToWorker } from './tasks.ts';
+import type { CopySource, FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
+import type { FromWorker, RebuildTask, ToWorker } from './tasks.ts';
 
 export interface ParallelRebuildOptions {
   /** Threads building at once (default: the CPUs the process may use); below 2 nothing is done here. */
@@ -69,10 +70,10 @@ function workerEntry(): URL {
 }
 
 /** Runs one task in its own thread; resolves with what it offers for copying (null: dead letters, nothing to copy). */
-function runWorker(task: RebuildTask, log: EventLog, logger: FastifyBaseLogger | undefined): Promise<CopySource['projections'] | null> {
+function runWorker(task: RebuildTask, log: EventLog, logger: FastifyBaseLogger | undefined): Promise<FinishedProjection[] | null> {
   const worker = new Worker(workerEntry(), { workerData: task });
   return new Promise((resolve, reject) => {
-    let offered: CopySource['projections'] | null | undefined;
+    let offered: FinishedProjection[] | null | undefined;
     worker.on('message', (message: FromWorker) => {
       if (message.type === 'log') logger?.[message.level]({ ...message.fields, thread: task.service }, message.msg);
       else if (message.type === 'done') offered = message.offered;

@@ -1,8 +1,9 @@
 // A rebuild worker (system/src/rebuild/parallel.ts): builds one service's read models into a new
 // file from the log, read-only, then exits. Its dead letters are appended by the main thread,
 // which owns the log.
-import { startProjections, type EventLog, type LogPosition, type ReadModelCopies } from '@castie/platform';
+import { startProjections, type EventLog, type LogPosition } from '@castie/platform';
 import { createFileEventLog } from '@castie/platform/embedded/file-event-log';
+import { finishedProjection, SqliteReadModelCopies, type FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import type { FastifyBaseLogger } from 'fastify';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -47,24 +48,22 @@ const log: EventLog = {
     }),
 };
 const store = openSqliteDocumentStore({ path: task.storePath });
-const copies: ReadModelCopies = {
-  async copy(projection, matching) {
-    const collections = JSON.stringify(projection.collections);
-    const from = task.sources.find((s) => s.projections.some((p) => p.name === projection.name && p.version === projection.version && p.collections === collections));
-    if (!from) return null;
-    await store.copyFrom({ path: from.path }, { collections: projection.collections, matching });
-    return from.group;
-  },
-  offer: () => undefined,
-  withdraw: () => undefined,
-};
-const projections = definition.projections(store);
-const runner = await startProjections({ group: definition.group, log, store, catalogs: definition.catalogs, projections, copies, logger });
+// The files other threads finished are sources; what the runner offers once caught up (only read
+// models without dead letters, as in one process) is what this thread tells the main thread.
+let offered: FinishedProjection[] | null = null;
+const copies = new SqliteReadModelCopies(task.sources).for(store);
+const runner = await startProjections({
+  group: definition.group,
+  log,
+  store,
+  catalogs: definition.catalogs,
+  projections: definition.projections(store),
+  copies: { ...copies, offer: (_group, projections) => (offered = projections.map(finishedProjection)) },
+  logger,
+});
 await runner.caughtUp();
-// As in one process: only read models without dead letters are offered for copying.
-const clean = (await runner.deadLetters({ all: true })).length === 0;
 await runner.stop();
 await store.close();
 await fileLog.close();
-tell({ type: 'done', offered: clean ? projections.map((p) => ({ name: p.name, version: p.version, collections: JSON.stringify(p.collections) })) : null });
+tell({ type: 'done', offered });
 port.close();

@@ -1,12 +1,6 @@
 // What the main thread and a rebuild worker tell each other (system/src/rebuild).
 import type { LogPosition, NewLogRecord } from '@castie/platform';
-
-/** A finished read-model file another task may copy projections from (same code: name, version, collection specs). */
-export interface CopySource {
-  group: string;
-  path: string;
-  projections: { name: string; version: number; collections: string }[];
-}
+import type { CopySource, FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
 
 /** One service's read models to build into a new file. */
 export interface RebuildTask {
@@ -19,6 +13,6 @@ export interface RebuildTask {
 export type FromWorker =
   | { type: 'log'; level: 'info' | 'warn' | 'error'; fields: Record<string, unknown>; msg: string }
   | { type: 'append'; id: number; topic: string; records: NewLogRecord[] }
-  | { type: 'done'; offered: CopySource['projections'] | null };
+  | { type: 'done'; offered: FinishedProjection[] | null };
 
 export type ToWorker = { type: 'appended'; id: number; positions?: LogPosition[]; error?: string };
