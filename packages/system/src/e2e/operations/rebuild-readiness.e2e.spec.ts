@@ -1,7 +1,7 @@
 import { ErrorBodySchema, ReadinessSchema } from '@castie/contracts';
 import type { Collection, Doc, DocumentStore } from '@castie/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newUser, TestSystem } from '../../testing/harness.ts';
+import { eventually, newUser, TestSystem } from '../../testing/harness.ts';
 
 // While an operator rebuilds a service's read models (POST /admin/read-models/<service>/rebuild/),
 // what probes and clients see: the service and the embedded gateway are alive but not ready,
@@ -60,6 +60,9 @@ describe('readiness and answers while an operator rebuilds a service', () => {
     expect((await sys.get('/api/frodad-requests/', ann)).status).toBe(200);
     expect((await gatewayReadyz()).status).toBe(200);
     expect((await socialReadyz()).status).toBe(200);
+    // The hold below must catch the rebuild's writes, not a live batch still applying ann's
+    // sign-up (batches under load wait up to 20 ms): let social apply everything first.
+    await eventually(async () => expect((await sys.system.services.get('social')!.readModels!.lag()).every((l) => l.lagEvents === 0)).toBe(true));
 
     const entered = deferred();
     const release = deferred();
