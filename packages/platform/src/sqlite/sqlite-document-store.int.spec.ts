@@ -71,6 +71,42 @@ describe('sqlite document store', () => {
     expect(await c.findOne({ _id: view(2)._id })).toBeNull();
   });
 
+  it("reads outside a unit see each commit at once, and never an open unit's writes, even flushed to the file", async () => {
+    const store = open();
+    const c = store.collection(views);
+    const inGroup = async () => (await c.find({ groupSlug: 'g1' }, { sort: { activityAt: -1, _id: -1 } })).map((d) => `${d._id}:${d.forecasts}`);
+    await c.insertOne(view(1));
+    expect(await inGroup()).toEqual(['c00001:0']);
+    let release!: () => void;
+    const paused = new Promise<void>((resolve) => (release = resolve));
+    let midway!: () => void;
+    const reachedMidway = new Promise<void>((resolve) => (midway = resolve));
+    let inside: string[] = [];
+    const unit = store.transaction(async () => {
+      await c.updateOne({ _id: view(1)._id }, { $inc: { forecasts: 5 } });
+      await c.insertOne(view(21));
+      // A query inside the unit writes its pending changes to the file (uncommitted).
+      inside = await inGroup();
+      midway();
+      await paused;
+    });
+    await reachedMidway;
+    expect(inside).toEqual(['c00021:0', 'c00001:5']);
+    expect(await inGroup()).toEqual(['c00001:0']);
+    expect(await c.countDocuments({ groupSlug: 'g1' })).toBe(1);
+    expect(await c.findOne({ _id: view(21)._id })).toBeNull();
+    release();
+    await unit;
+    expect(await inGroup()).toEqual(['c00021:0', 'c00001:5']);
+    expect(await c.countDocuments({ groupSlug: 'g1' })).toBe(2);
+    // Commit after commit, each read sees the last one.
+    for (let i = 1; i <= 3; i++) {
+      await store.transaction(() => c.updateOne({ _id: view(21)._id }, { $inc: { forecasts: 1 } }));
+      expect(await inGroup()).toEqual([`c00021:${i}`, 'c00001:5']);
+      expect(await c.countDocuments({ forecasts: i })).toBe(1);
+    }
+  });
+
   it('a write outside a unit waits for the open unit and is not part of it', async () => {
     const store = open();
     const c = store.collection(views);
