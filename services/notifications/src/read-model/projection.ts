@@ -42,6 +42,11 @@ export interface CastieInfoDoc extends Doc {
 export interface ActivityDoc extends Doc {
   kind: 'forecast' | 'comment';
   castieId: string;
+  /**
+   * The Castie's group; null while the Castie's creation has not arrived (a comment read before
+   * it, from another partition), set when it does.
+   */
+  groupSlug: string | null;
   actorId: string;
   at: string;
 }
@@ -57,12 +62,18 @@ export interface InboxDoc extends Doc {
 export const NOTIFICATIONS = collectionSpec<NotificationDoc>({ name: 'notifications', indexes: [{ keys: { userId: 1, createdAt: -1, _id: -1 } }] });
 /**
  * Indexes: a creator's Casties newest first (and those waiting for an answer); a group's new
- * Casties; Casties by end time (live streams learn which ended since the last look).
+ * Casties (counted in the index, the creator's own left out); Casties by end time (live
+ * streams learn which ended since the last look).
  */
-export const CASTIE_INFO = collectionSpec<CastieInfoDoc>({ name: 'notification_casties', indexes: [{ keys: { creatorId: 1, createdAt: -1 } }, { keys: { groupSlug: 1, createdAt: -1 } }, { keys: { endsAt: 1 } }] });
+export const CASTIE_INFO = collectionSpec<CastieInfoDoc>({ name: 'notification_casties', indexes: [{ keys: { creatorId: 1, createdAt: -1 } }, { keys: { groupSlug: 1, createdAt: -1, creatorId: 1 } }, { keys: { endsAt: 1 } }] });
 export const INBOXES = collectionSpec<InboxDoc>({ name: 'inboxes' });
-/** Indexes: forecasts on a Castie by time; a person's forecasts and comments by time. */
-export const ACTIVITY = collectionSpec<ActivityDoc>({ name: 'notification_activity', indexes: [{ keys: { castieId: 1, at: -1 } }, { keys: { actorId: 1, at: -1 } }] });
+/**
+ * Indexes: forecasts on a Castie by time; a person's forecasts and comments by time, with their
+ * group in the index so that frodads' activity in the groups one follows is filtered inside the
+ * index (a person with 300 frodads has thousands of their events in a week, and only the few in
+ * followed groups are read).
+ */
+export const ACTIVITY = collectionSpec<ActivityDoc>({ name: 'notification_activity', indexes: [{ keys: { castieId: 1, at: -1 } }, { keys: { actorId: 1, at: -1, groupSlug: 1 } }] });
 
 export const collections = (store: DocumentStore) => ({
   notifications: store.collection(NOTIFICATIONS),
@@ -85,7 +96,8 @@ export function notificationsProjection(store: DocumentStore): Projection {
 
   return {
     name: 'notifications',
-    version: 1,
+    // 2: activity documents carry their Castie's group.
+    version: 2,
     topics: [SOCIAL_TOPIC, GROUPS_TOPIC, CASTIES_TOPIC, NOTIFICATIONS_TOPIC],
     collections: [NOTIFICATIONS, CASTIE_INFO, INBOXES, ACTIVITY],
     async apply(event, envelope, record) {
@@ -134,9 +146,11 @@ export function notificationsProjection(store: DocumentStore): Projection {
             { _id: e.data.castieId, question: e.data.question, creatorId: e.data.creatorId, groupSlug: e.data.groupSlug, endsAt: e.data.endsAt, answered: false, createdAt: e.data.createdAt },
             { upsert: true },
           );
+          // Comments read before the creation learn their group now (usually there are none).
+          await activity.updateMany({ castieId: e.data.castieId, groupSlug: null }, { $set: { groupSlug: e.data.groupSlug } });
           return;
         case 'ForecastPlaced':
-          await activity.replaceOne({ _id: envelope.id }, { _id: envelope.id, kind: 'forecast', castieId: e.data.castieId, actorId: e.data.userId, at }, { upsert: true });
+          await activity.replaceOne({ _id: envelope.id }, { _id: envelope.id, kind: 'forecast', castieId: e.data.castieId, groupSlug: e.data.groupSlug, actorId: e.data.userId, at }, { upsert: true });
           return;
         case 'CastieAnswered':
           await casties.updateOne({ _id: e.data.castieId }, { $set: { answered: true } });
@@ -144,9 +158,11 @@ export function notificationsProjection(store: DocumentStore): Projection {
             await put({ _id: `answered:${e.data.castieId}:${score.userId}`, userId: score.userId, type: 'castie-answered', actorId: null, castieId: e.data.castieId, groupSlug: e.data.groupSlug, createdAt: at });
           }
           return;
-        case 'CommentPosted':
-          await activity.replaceOne({ _id: `comment:${e.data.commentId}` }, { _id: `comment:${e.data.commentId}`, kind: 'comment', castieId: e.data.castieId, actorId: e.data.userId, at }, { upsert: true });
+        case 'CommentPosted': {
+          const groupSlug = (await casties.findOne({ _id: e.data.castieId }))?.groupSlug ?? null;
+          await activity.replaceOne({ _id: `comment:${e.data.commentId}` }, { _id: `comment:${e.data.commentId}`, kind: 'comment', castieId: e.data.castieId, groupSlug, actorId: e.data.userId, at }, { upsert: true });
           return;
+        }
         case 'CommentDeleted':
           await activity.deleteOne({ _id: `comment:${e.data.commentId}` });
           return;

@@ -125,7 +125,7 @@ export class NotificationViews {
     const friends = new Map([...(await this.people.activeByIds(friendIds))].filter(([, p]) => !p.isPrivate));
     const [onMine, byFriends] = await Promise.all([
       mine.length ? this.#c.activity.find({ kind: 'forecast', castieId: { $in: mine.map((c) => c._id) }, at: range, actorId: { $ne: userId } }) : Promise.resolve([] as ActivityDoc[]),
-      friends.size ? this.#c.activity.find({ actorId: { $in: [...friends.keys()] }, at: range }) : Promise.resolve([] as ActivityDoc[]),
+      friends.size && followed.length ? this.#c.activity.find({ actorId: { $in: [...friends.keys()] }, at: range, groupSlug: { $in: followed } }) : Promise.resolve([] as ActivityDoc[]),
     ]);
     const castieIds = [...new Set([...onMine, ...byFriends].map((a) => a.castieId))];
     const casties = new Map((castieIds.length ? await this.#c.casties.find({ _id: { $in: castieIds } }) : []).map((c) => [c._id, c]));
@@ -164,28 +164,33 @@ export class NotificationViews {
     });
   }
 
-  /** Per followed group: Casties others added since the user started following (in the window). */
+  /**
+   * Per followed group: Casties others added since the user started following (in the window).
+   * Counted in the (groupSlug, createdAt, creatorId) index, not read: a busy group adds hundreds
+   * a week, and only their number and the newest one's time are shown.
+   */
   private async newCasties(userId: string, now: Date, lastRetrievedAt: string | null): Promise<Item[]> {
     const windowStart = new Date(now.getTime() - WINDOW_MS).toISOString();
-    const items: Item[] = [];
-    for (const { group, since } of await this.groups.follows(userId)) {
-      const from = [windowStart, since ?? windowStart].sort().at(-1)!;
-      const added = await this.#c.casties.find({ groupSlug: group.slug, createdAt: { $gte: from, $lte: now.toISOString() }, creatorId: { $ne: userId } });
-      if (added.length === 0) continue;
-      const shown = unreadOrAll(
-        added.map((c) => ({ at: c.createdAt })),
-        lastRetrievedAt,
-      );
-      const n = shown.length;
-      items.push({
-        id: `new-casties:${group.slug}`,
-        type: 'new-casties',
-        createdAt: shown[0]!.at,
-        data: group.slug,
-        message: n === 1 ? `A new Castie was added to the ${group.groupName} group` : `${n} new Casties were added to the ${group.groupName} group`,
-      });
-    }
-    return items;
+    const until = now.toISOString();
+    const perGroup = await Promise.all(
+      (await this.groups.follows(userId)).map(async ({ group, since }): Promise<Item | null> => {
+        const from = [windowStart, since ?? windowStart].sort().at(-1)!;
+        const added = { groupSlug: group.slug, creatorId: { $ne: userId } };
+        const newest = await this.#c.casties.findOne({ ...added, createdAt: { $gte: from, $lte: until } }, { sort: { createdAt: -1 } });
+        if (!newest) return null;
+        // As unreadOrAll: those after the last retrieval while there are any, else the whole window.
+        const unread = lastRetrievedAt && lastRetrievedAt >= from ? await this.#c.casties.countDocuments({ ...added, createdAt: { $gt: lastRetrievedAt, $lte: until } }) : 0;
+        const n = unread > 0 ? unread : await this.#c.casties.countDocuments({ ...added, createdAt: { $gte: from, $lte: until } });
+        return {
+          id: `new-casties:${group.slug}`,
+          type: 'new-casties',
+          createdAt: newest.createdAt,
+          data: group.slug,
+          message: n === 1 ? `A new Castie was added to the ${group.groupName} group` : `${n} new Casties were added to the ${group.groupName} group`,
+        };
+      }),
+    );
+    return perGroup.filter((item) => item !== null);
   }
 
   /** The list: castie-needs-answer first, then the rest newest first (at most the newest 100). */
