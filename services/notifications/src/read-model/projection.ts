@@ -51,6 +51,12 @@ export interface ActivityDoc extends Doc {
   at: string;
 }
 
+/** Activity read before its Castie's creation (a comment from another partition): it gets the group once the creation arrives. */
+export interface AwaitingCastieDoc extends Doc {
+  /** The activity documents' ids. */
+  activityIds: string[];
+}
+
 /** When a user last opened their notifications. */
 export interface InboxDoc extends Doc {
   lastRetrievedAt: string | null;
@@ -75,11 +81,15 @@ export const INBOXES = collectionSpec<InboxDoc>({ name: 'inboxes' });
  */
 export const ACTIVITY = collectionSpec<ActivityDoc>({ name: 'notification_activity', indexes: [{ keys: { castieId: 1, at: -1 } }, { keys: { actorId: 1, at: -1, groupSlug: 1 } }] });
 
+/** By Castie id. */
+export const AWAITING_CASTIE = collectionSpec<AwaitingCastieDoc>({ name: 'notification_activity_awaiting_castie', arrays: ['activityIds'] });
+
 export const collections = (store: DocumentStore) => ({
   notifications: store.collection(NOTIFICATIONS),
   casties: store.collection(CASTIE_INFO),
   inboxes: store.collection(INBOXES),
   activity: store.collection(ACTIVITY),
+  awaitingCastie: store.collection(AWAITING_CASTIE),
 });
 
 /**
@@ -92,14 +102,14 @@ export const collections = (store: DocumentStore) => ({
  * first, and a rebuild could differ from what users saw.
  */
 export function notificationsProjection(store: DocumentStore): Projection {
-  const { notifications, casties, inboxes, activity } = collections(store);
+  const { notifications, casties, inboxes, activity, awaitingCastie } = collections(store);
 
   return {
     name: 'notifications',
     // 2: activity documents carry their Castie's group.
     version: 2,
     topics: [SOCIAL_TOPIC, GROUPS_TOPIC, CASTIES_TOPIC, NOTIFICATIONS_TOPIC],
-    collections: [NOTIFICATIONS, CASTIE_INFO, INBOXES, ACTIVITY],
+    collections: [NOTIFICATIONS, CASTIE_INFO, INBOXES, ACTIVITY, AWAITING_CASTIE],
     async apply(event, envelope, record) {
       const at = envelope.occurredAt;
       const put = (doc: Omit<NotificationDoc, 'count'>) => notifications.replaceOne({ _id: doc._id }, { ...doc, count: 1 }, { upsert: true });
@@ -146,8 +156,15 @@ export function notificationsProjection(store: DocumentStore): Projection {
             { _id: e.data.castieId, question: e.data.question, creatorId: e.data.creatorId, groupSlug: e.data.groupSlug, endsAt: e.data.endsAt, answered: false, createdAt: e.data.createdAt },
             { upsert: true },
           );
-          // Comments read before the creation learn their group now (usually there are none).
-          await activity.updateMany({ castieId: e.data.castieId, groupSlug: null }, { $set: { groupSlug: e.data.groupSlug } });
+          {
+            // Comments read before the creation learn their group now (usually there are none).
+            // By id: a query by Castie would scan the table during a rebuild (indexes come last).
+            const awaiting = await awaitingCastie.findOne({ _id: e.data.castieId });
+            if (awaiting) {
+              for (const id of awaiting.activityIds) await activity.updateOne({ _id: id }, { $set: { groupSlug: e.data.groupSlug } });
+              await awaitingCastie.deleteOne({ _id: e.data.castieId });
+            }
+          }
           return;
         case 'ForecastPlaced':
           await activity.replaceOne({ _id: envelope.id }, { _id: envelope.id, kind: 'forecast', castieId: e.data.castieId, groupSlug: e.data.groupSlug, actorId: e.data.userId, at }, { upsert: true });
@@ -159,8 +176,10 @@ export function notificationsProjection(store: DocumentStore): Projection {
           }
           return;
         case 'CommentPosted': {
+          const id = `comment:${e.data.commentId}`;
           const groupSlug = (await casties.findOne({ _id: e.data.castieId }))?.groupSlug ?? null;
-          await activity.replaceOne({ _id: `comment:${e.data.commentId}` }, { _id: `comment:${e.data.commentId}`, kind: 'comment', castieId: e.data.castieId, groupSlug, actorId: e.data.userId, at }, { upsert: true });
+          if (groupSlug === null) await awaitingCastie.updateOne({ _id: e.data.castieId }, { $addToSet: { activityIds: id } }, { upsert: true });
+          await activity.replaceOne({ _id: id }, { _id: id, kind: 'comment', castieId: e.data.castieId, groupSlug, actorId: e.data.userId, at }, { upsert: true });
           return;
         }
         case 'CommentDeleted':
