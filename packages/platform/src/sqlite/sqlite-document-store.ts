@@ -21,9 +21,9 @@ export interface SqliteDocumentStoreOptions {
   path: string;
   /** Page cache of the writer while bulk-loading a rebuild, in MiB (default 256). */
   bulkCacheMiB?: number;
-  /** Page cache of each connection while serving, in MiB (default 8; the reader also maps the file). */
+  /** Page cache of each connection while serving, in MiB (default 8; both connections also map the file). */
   cacheMiB?: number;
-  /** How much of the file the reader maps into memory, in MiB (default 1024): reads without system calls. */
+  /** How much of the file each connection (writer and reader) maps into memory, in MiB (default 1024): reads without system calls. */
   mapMiB?: number;
   /** Parsed committed documents kept for reads, in MiB of estimated heap (default 16; 0: none): about 5 MB of JSON, thousands of Casties and people. */
   documentCacheMiB?: number;
