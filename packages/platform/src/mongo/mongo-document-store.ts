@@ -90,6 +90,10 @@ export function createMongoDocumentStore(options: MongoDocumentStoreOptions): Do
       async countDocuments(filter?: unknown) {
         return (await opened()).countDocuments(filterOf(filter));
       },
+      async countBy(filter: unknown, field: string) {
+        const groups = await (await opened()).aggregate<{ _id: string | null; n: number }>([{ $match: filterOf(filter) }, { $group: { _id: `$${field}`, n: { $sum: 1 } } }]).toArray();
+        return new Map(groups.map((g) => [g._id ?? null, g.n]));
+      },
       async insertOne(doc: Doc) {
         const col = await opened();
         await mapDuplicate(name, () => col.insertOne({ ...doc }));

@@ -79,6 +79,8 @@ export type Filter<T> = { [P in Path<T & Doc>]?: Condition<PathValue<T & Doc, P>
 
 type PathsWhere<T, V> = { [P in Path<T>]: PathValue<T, P> extends V ? P : never }[Path<T>];
 type ArrayPaths<T> = { [P in Path<T>]: NonNullable<PathValue<T, P>> extends readonly unknown[] ? P : never }[Path<T>];
+/** Fields holding text (or nothing): what `countBy` groups by. */
+export type TextPath<T> = PathsWhere<T & Doc, string | null | undefined>;
 
 export interface Update<T> {
   $set?: { [P in Path<T & Doc>]?: PathValue<T & Doc, P> };
@@ -164,6 +166,13 @@ export interface Collection<T extends Doc> {
   find(filter: Filter<T>, options?: FindOptions<T>): Promise<T[]>;
   find<K extends Path<T> & keyof T>(filter: Filter<T>, options: FindOptions<T> & { projection: FieldProjection<K> }): Promise<Pick<T, K | '_id'>[]>;
   countDocuments(filter?: Filter<T>): Promise<number>;
+  /**
+   * How many matching documents hold each value of a text field, without reading the documents
+   * (an index that has the filter's fields and then the field answers it alone). Documents whose
+   * field is null or missing count under null, as in MongoDB's `$group`; values no document
+   * holds are absent.
+   */
+  countBy(filter: Filter<T>, field: TextPath<T>): Promise<Map<string | null, number>>;
   insertOne(doc: T): Promise<void>;
   /** Replaces the whole document; with upsert, inserts it when nothing matches. */
   replaceOne(filter: Filter<T>, doc: T, options?: { upsert?: boolean }): Promise<UpdateResult>;

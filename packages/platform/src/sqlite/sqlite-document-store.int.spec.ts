@@ -94,11 +94,13 @@ describe('sqlite document store', () => {
     expect(inside).toEqual(['c00021:0', 'c00001:5']);
     expect(await inGroup()).toEqual(['c00001:0']);
     expect(await c.countDocuments({ groupSlug: 'g1' })).toBe(1);
+    expect(await c.countBy({}, 'groupSlug')).toEqual(new Map([['g1', 1]]));
     expect(await c.findOne({ _id: view(21)._id })).toBeNull();
     release();
     await unit;
     expect(await inGroup()).toEqual(['c00021:0', 'c00001:5']);
     expect(await c.countDocuments({ groupSlug: 'g1' })).toBe(2);
+    expect(await c.countBy({}, 'groupSlug')).toEqual(new Map([['g1', 2]]));
     // Commit after commit, each read sees the last one.
     for (let i = 1; i <= 3; i++) {
       await store.transaction(() => c.updateOne({ _id: view(21)._id }, { $inc: { forecasts: 1 } }));

@@ -723,6 +723,19 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         return (unit ? writer : committed()).prepare(`SELECT count(*) FROM ${tb.q} WHERE ${where}`).pluck().get(...params) as number;
       },
 
+      async countBy(filter: unknown, field: string) {
+        const tb = t();
+        if (tb.arrays.has(field)) throw new Error(`countBy groups by a text field, and ${tb.name}.${field} holds arrays`);
+        const current = units.getStore();
+        const unit = current?.ended ? undefined : current;
+        if (unit) unit.flush(tb);
+        else if (!memory && setUpInTransaction.has(tb.name)) return new Map<string | null, number>();
+        const params: unknown[] = [];
+        const where = compileFilter(tb, asFilter(filter), params);
+        const sql = `SELECT ${fieldExpr(tb, field)}, count(*) FROM ${tb.q} WHERE ${where} GROUP BY 1`;
+        return new Map((unit ? writer : committed()).prepare(sql).raw().all(...params) as [string | null, number][]);
+      },
+
       insertOne(doc: T) {
         return writing((unit) => {
           const tb = t();

@@ -262,16 +262,20 @@ export class GroupDirectory {
   }
 
   /**
-   * The frodads' memberships that follow one of these groups. For a few groups (a group's page),
-   * each frodad's membership of each group by its id: a frodad of a person with 300 follows about
-   * twenty groups, and all their memberships were 6,000 documents read for one count (8 ms of a
-   * group page). For many groups (listings), every membership the frodads follow, by user.
+   * How many of the frodads follow each of these groups. For a few groups (a group's page), each
+   * frodad's membership of each group by its id: a frodad of a person with 300 follows about
+   * twenty groups, so reading all their memberships was 6,000 documents for one count. For many
+   * groups (listings), a count per group of the memberships the frodads follow, in the index on
+   * (user, following, slug): no membership is read.
    */
-  private async friendFollows(slugs: readonly string[], friendIds: readonly string[]): Promise<MembershipDoc[]> {
-    if (friendIds.length === 0 || slugs.length === 0) return [];
-    if (slugs.length * friendIds.length > FRIEND_MEMBERSHIP_LOOKUPS) return this.#memberships.find({ userId: { $in: [...friendIds] }, following: true });
-    const found = await this.#memberships.find({ _id: { $in: slugs.flatMap((slug) => friendIds.map((id) => membershipId(slug, id))) } });
-    return found.filter((m) => m.following);
+  private async friendCounts(slugs: readonly string[], friendIds: readonly string[]): Promise<Map<string | null, number>> {
+    if (friendIds.length === 0 || slugs.length === 0) return new Map();
+    if (slugs.length * friendIds.length > FRIEND_MEMBERSHIP_LOOKUPS) return this.#memberships.countBy({ userId: { $in: [...friendIds] }, following: true }, 'slug');
+    const counts = new Map<string | null, number>();
+    for (const m of await this.#memberships.find({ _id: { $in: slugs.flatMap((slug) => friendIds.map((id) => membershipId(slug, id))) } })) {
+      if (m.following) counts.set(m.slug, (counts.get(m.slug) ?? 0) + 1);
+    }
+    return counts;
   }
 
   /**
@@ -283,20 +287,20 @@ export class GroupDirectory {
     const slugs = groups.map((g) => g.slug);
     let mine = new Map<string, MembershipDoc>();
     let myScores = new Map<string, GroupScoreDoc>();
-    const friendsBySlug = new Map<string, number>();
+    let friendsBySlug = new Map<string | null, number>();
     if (requesterId) {
       const friendIds = [...(await this.people.activeByIds(await this.people.friendIds(requesterId))).keys()];
       // By user only (an index), then by slug here: a user's memberships are few, while a `$in`
       // over many slugs would gather every membership of those groups first.
       const wanted = new Set(slugs);
-      const [memberships, scores, friendFollows] = await Promise.all([
+      const [memberships, scores, friendCounts] = await Promise.all([
         this.#memberships.find({ userId: requesterId }),
         this.#scores.find({ userId: requesterId }),
-        this.friendFollows(slugs, friendIds),
+        this.friendCounts(slugs, friendIds),
       ]);
       mine = new Map(memberships.filter((m) => wanted.has(m.slug)).map((m) => [m.slug, m]));
       myScores = new Map(scores.filter((s) => wanted.has(s.slug)).map((s) => [s.slug, s]));
-      for (const f of friendFollows) if (wanted.has(f.slug)) friendsBySlug.set(f.slug, (friendsBySlug.get(f.slug) ?? 0) + 1);
+      friendsBySlug = friendCounts;
     }
     const out: Record<string, GroupObject> = {};
     for (const group of groups) {

@@ -46,10 +46,19 @@ export interface GroupScoreDoc extends Doc {
 
 /** Indexes: created groups by approval; created groups alphabetical by name (pages of the groups list). */
 export const GROUPS = collectionSpec<GroupDoc>({ name: 'groups', arrays: ['admins', 'creators'], indexes: [{ keys: { created: 1, requiresApproval: 1 } }, { keys: { created: 1, groupNameLower: 1, _id: 1 } }] });
-/** Indexes: a user's groups by follow date; a group's followers by follow date (id breaking ties: pages); a group's pending requests by date. */
+/**
+ * Indexes: a user's groups by follow date; a group's followers by follow date (id breaking ties:
+ * pages); a group's pending requests by date; how many of some users follow each group (frodads
+ * per group in listings, counted in the index alone).
+ */
 export const GROUP_MEMBERSHIPS = collectionSpec<MembershipDoc>({
   name: 'group_memberships',
-  indexes: [{ keys: { userId: 1, following: 1, since: 1, _id: 1 } }, { keys: { slug: 1, following: 1, since: 1, _id: 1 } }, { keys: { slug: 1, access: 1, requestedAt: 1 } }],
+  indexes: [
+    { keys: { userId: 1, following: 1, since: 1, _id: 1 } },
+    { keys: { slug: 1, following: 1, since: 1, _id: 1 } },
+    { keys: { slug: 1, access: 1, requestedAt: 1 } },
+    { keys: { userId: 1, following: 1, slug: 1 } },
+  ],
 });
 /** Indexes: a user's scores (group leaderboards and rankings are sorted sets of their own, casties service). */
 export const GROUP_SCORES = collectionSpec<GroupScoreDoc>({ name: 'group_scores', indexes: [{ keys: { userId: 1 } }] });
