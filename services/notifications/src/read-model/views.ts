@@ -117,9 +117,13 @@ export class NotificationViews {
     return new Map((await this.#c.casties.find({ _id: { $in: ids } })).map((c) => [c._id, c.question]));
   }
 
-  /** Forecasts on the user's Casties; forecasts and comments of frodads in followed groups. */
-  private async fromActivity(userId: string, now: Date, lastRetrievedAt: string | null): Promise<Item[]> {
-    const range = { $gte: new Date(now.getTime() - WINDOW_MS).toISOString(), $lte: now.toISOString() };
+  /**
+   * Forecasts on the user's Casties; forecasts and comments of frodads in followed groups: the
+   * events of the window (or only those after `after`), by notification (type and Castie).
+   */
+  private async activity(userId: string, now: Date, after: string | null) {
+    const windowStart = new Date(now.getTime() - WINDOW_MS).toISOString();
+    const range = after && after >= windowStart ? { $gt: after, $lte: now.toISOString() } : { $gte: windowStart, $lte: now.toISOString() };
     const [mine, friendIds, followed] = await Promise.all([this.#c.casties.find({ creatorId: userId }, { sort: { createdAt: -1 }, limit: MY_CASTIES_LIMIT }), this.people.friendIds(userId), this.groups.followedSlugs(userId)]);
     // Private people's activity stays private, from their frodads too.
     const friends = new Map([...(await this.people.activeByIds(friendIds))].filter(([, p]) => !p.isPrivate));
@@ -133,10 +137,10 @@ export class NotificationViews {
     for (const [id, person] of friends) actors.set(id, person);
     const following = new Set(followed);
 
-    const groupsOf = new Map<string, { type: NotificationType; castieId: string; events: ActivityDoc[] }>();
+    const notifications = new Map<string, { type: NotificationType; castieId: string; events: ActivityDoc[] }>();
     const add = (type: NotificationType, a: ActivityDoc) => {
       const key = `${type}:${a.castieId}`;
-      const entry = groupsOf.get(key) ?? groupsOf.set(key, { type, castieId: a.castieId, events: [] }).get(key)!;
+      const entry = notifications.get(key) ?? notifications.set(key, { type, castieId: a.castieId, events: [] }).get(key)!;
       entry.events.push(a);
     };
     for (const a of onMine) if (actors.has(a.actorId)) add('castie-forecasted', a);
@@ -147,8 +151,13 @@ export class NotificationViews {
       // The creator already hears of every forecast on their Castie.
       else if (castie.creatorId !== userId) add('castie-friend-forecasted', a);
     }
+    return { notifications: [...notifications.values()], actors, casties };
+  }
 
-    return [...groupsOf.values()].map(({ type, castieId, events }) => {
+  /** The notifications of the window's activity, counting what came after the last retrieval while there is any. */
+  private async fromActivity(userId: string, now: Date, lastRetrievedAt: string | null): Promise<Item[]> {
+    const { notifications, actors, casties } = await this.activity(userId, now, null);
+    return notifications.map(({ type, castieId, events }) => {
       const shown = unreadOrAll(events, lastRetrievedAt);
       const latest = shown[0]!;
       const handle = `@${actors.get(latest.actorId)!.handle}`;
@@ -164,18 +173,25 @@ export class NotificationViews {
     });
   }
 
+  /** Per followed group: where Casties others added count from (the window, or since the user followed), and until. */
+  private async addedTo(userId: string, now: Date) {
+    const windowStart = new Date(now.getTime() - WINDOW_MS).toISOString();
+    return (await this.groups.follows(userId)).map(({ group, since }) => ({
+      group,
+      added: { groupSlug: group.slug, creatorId: { $ne: userId } },
+      from: [windowStart, since ?? windowStart].sort().at(-1)!,
+      until: now.toISOString(),
+    }));
+  }
+
   /**
    * Per followed group: Casties others added since the user started following (in the window).
    * Counted in the (groupSlug, createdAt, creatorId) index, not read: a busy group adds hundreds
    * a week, and only their number and the newest one's time are shown.
    */
   private async newCasties(userId: string, now: Date, lastRetrievedAt: string | null): Promise<Item[]> {
-    const windowStart = new Date(now.getTime() - WINDOW_MS).toISOString();
-    const until = now.toISOString();
     const perGroup = await Promise.all(
-      (await this.groups.follows(userId)).map(async ({ group, since }): Promise<Item | null> => {
-        const from = [windowStart, since ?? windowStart].sort().at(-1)!;
-        const added = { groupSlug: group.slug, creatorId: { $ne: userId } };
+      (await this.addedTo(userId, now)).map(async ({ group, added, from, until }): Promise<Item | null> => {
         const newest = await this.#c.casties.findOne({ ...added, createdAt: { $gte: from, $lte: until } }, { sort: { createdAt: -1 } });
         if (!newest) return null;
         // As unreadOrAll: those after the last retrieval while there are any, else the whole window.
@@ -294,18 +310,22 @@ export class NotificationViews {
 
   /**
    * Counts for the indicator: notifications created after `since` (null: all), plus one for all
-   * Casties waiting for an answer together (they never become read).
+   * Casties waiting for an answer together (they never become read). A notification worked out on
+   * reading is new when its newest event is, so only the events after `since` are read: a
+   * person's notifications of the week's activity, and a group's new Casties, count when they
+   * have one.
    */
   async counts(userId: string, now: Date, since: string | null) {
-    const [stored, derived, fresh, needing] = await Promise.all([
+    const [stored, activity, groupsWithNew, needing] = await Promise.all([
       this.stored(userId, now, since, LIST_LIMIT),
-      this.fromActivity(userId, now, since),
-      this.newCasties(userId, now, since),
+      this.activity(userId, now, since),
+      this.addedTo(userId, now).then((groups) =>
+        Promise.all(groups.map(({ added, from, until }) => this.#c.casties.findOne({ ...added, createdAt: since && since >= from ? { $gt: since, $lte: until } : { $gte: from, $lte: until } }))),
+      ),
       this.needingAnswer(userId, now),
     ]);
-    const isNew = (i: Item) => !since || i.createdAt > since;
     return {
-      number_notifications: Math.min(LIST_LIMIT, stored.length + derived.filter(isNew).length + fresh.filter(isNew).length) + (needing.length > 0 ? 1 : 0),
+      number_notifications: Math.min(LIST_LIMIT, stored.length + activity.notifications.length + groupsWithNew.filter((newest) => newest !== null).length) + (needing.length > 0 ? 1 : 0),
       needs_answer: needing.length > 0,
       number_needing_answer: needing.length,
     };

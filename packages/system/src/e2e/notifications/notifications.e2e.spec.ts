@@ -148,6 +148,48 @@ describe('notifications through the gateway', () => {
     expect(((await list(hal)).body.notifications as N[]).filter((n) => n.notification_type === 'castie-friend-forecasted')).toEqual([]);
   });
 
+  it("the indicator counts what happened since the list was last read: frodads' forecasts and comments, forecasts on one's Casties, new Casties", async () => {
+    const slug = `count${Date.now().toString(36)}`;
+    await group(slug);
+    const [lea, max, ned] = [await sys.signUp(), await sys.signUp(), await sys.signUp()];
+    await sys.post(`/api/add-frodad/${max.handle}/`, {}, lea);
+    await sys.post(`/api/frodad-requests/${lea.handle}/accept/`, {}, max);
+    for (const u of [lea, max, ned]) expect((await sys.post(`/api/groups/${slug}/follow/`, {}, u)).status).toBe(200);
+    // lea reads that max accepted her request: nothing is new for her.
+    await eventually(async () => expect((await initialize(lea)).number_notifications).toBe(1));
+    await list(lea);
+    expect((await initialize(lea)).number_notifications).toBe(0);
+    await eventually(async () => expect(((await sys.get('/api/profile/' + lea.handle + '/frodads/', max)).body.profileInfo as { frodadsNumber: number }).frodadsNumber).toBe(1));
+
+    sys.clock.advance(1);
+    const leas = await castie(lea, slug, 'Snow by Friday?');
+    const neds = await castie(ned, slug, 'Tea or coffee?');
+    for (const uuid of [leas, neds]) expect((await sys.post(`/api/casties/${uuid}/forecast/`, { answer_id: String((await answerIds(max, uuid))[0]) }, max)).status).toBe(200);
+    // ned's new Castie in the group, max's forecast on lea's Castie, max's forecast on ned's: three, as the list shows.
+    await eventually(async () => {
+      expect((await initialize(lea)).number_notifications).toBe(3);
+      expect(((await list(lea)).body.notifications as N[]).map((n) => n.notification_type).sort()).toEqual(['castie-forecasted', 'castie-friend-forecasted', 'friend-request-accepted', 'new-casties']);
+    });
+    expect((await initialize(lea)).number_notifications).toBe(0);
+
+    // After the list was read, only what comes next counts: a notification with a new event counts once.
+    sys.clock.advance(60);
+    expect((await sys.post(`/api/casties/${neds}/comment/`, { commentText: 'coffee, always' }, max)).status).toBe(200);
+    await eventually(async () => expect((await initialize(lea)).number_notifications).toBe(1));
+    sys.clock.advance(60);
+    await castie(ned, slug, 'Rain on Sunday?');
+    await eventually(async () => expect((await initialize(lea)).number_notifications).toBe(2));
+    sys.clock.advance(60);
+    expect((await sys.post(`/api/casties/${leas}/forecast/`, { answer_id: String((await answerIds(ned, leas))[1]) }, ned)).status).toBe(200);
+    await eventually(async () => expect((await initialize(lea)).number_notifications).toBe(3));
+    // Those three lead the list; max's forecast on ned's Castie, read before, follows them.
+    const listed = (await list(lea)).body.notifications as N[];
+    expect(listed.map((n) => `${n.notification_type}:${n.data}`)).toEqual([`castie-forecasted:${leas}`, `new-casties:${slug}`, `castie-friend-commented:${neds}`, `castie-friend-forecasted:${neds}`, `friend-request-accepted:${max.handle}`]);
+    expect(listed[0]!.message).toBe(`@${ned.handle} forecasted your Castie "Snow by Friday?"`);
+    expect(listed[1]!.message).toBe(`A new Castie was added to the The ${slug} group`);
+    expect((await initialize(lea)).number_notifications).toBe(0);
+  });
+
   it('group access granted is a notification', async () => {
     const slug = `closed${Date.now().toString(36)}`;
     await group(slug, true);
