@@ -1,8 +1,8 @@
 import { notificationEvents } from '@castie/contracts';
-import { CommandHandler, type Clock, type EventStore } from '@castie/platform';
+import { FactRecorder, type Clock, type EventStore } from '@castie/platform';
 import type { DocumentStore } from '@castie/platform';
 import type { GroupDirectory, People } from '@castie/reference';
-import { inboxDecider } from './inbox/decider.ts';
+import { inboxFacts } from './inbox/facts.ts';
 import { NotificationViews } from './read-model/views.ts';
 
 export interface NotificationsDeps {
@@ -18,7 +18,7 @@ export interface NotificationsDeps {
 export function notificationsContext(deps: NotificationsDeps) {
   return {
     ...deps,
-    inbox: new CommandHandler(deps.inbox, notificationEvents, inboxDecider),
+    inbox: new FactRecorder(deps.inbox, notificationEvents, inboxFacts),
     views: new NotificationViews(deps.documents, deps.people, deps.groups, deps.timeZone),
   };
 }

@@ -58,7 +58,7 @@ export class CommandHandler<C, E extends DomainEvent, S> {
       const { state, version } = await this.load(streamId);
       const events = this.decider.decide(command, state);
       if (events.length === 0) return { state, events, version, positions: [] };
-      const envelopes = events.map((e) => this.envelope(streamId, this.catalog.check(e), meta));
+      const envelopes = events.map((e) => envelopeOf(streamId, this.catalog.check(e), this.catalog.versionOf(e.type), meta));
       try {
         const appended = await this.store.appendToStream(streamId, envelopes, { expectedVersion: version === 0 ? 'no_stream' : version });
         const next = events.reduce((s, e) => this.decider.evolve(s, e), state);
@@ -69,16 +69,39 @@ export class CommandHandler<C, E extends DomainEvent, S> {
       }
     }
   }
+}
 
-  private envelope(streamId: string, event: E, meta: CommandMeta): Omit<EventEnvelope, 'streamVersion'> {
-    return {
-      id: newId(),
-      type: event.type,
-      schemaVersion: this.catalog.versionOf(event.type),
-      streamId,
-      occurredAt: meta.now.toISOString(),
-      actor: meta.actor,
-      data: event.data,
-    };
+/**
+ * Records facts that are never refused and do not depend on their stream's past (a person opened
+ * their notifications, signed in): appended without reading the stream first, so what one costs
+ * does not grow with the stream. A CommandHandler would read and fold every earlier fact of the
+ * stream to decide the next one; a person's inbox stream gains one at every visit.
+ */
+export class FactRecorder<C, E extends DomainEvent> {
+  constructor(
+    private readonly store: EventStore,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    private readonly catalog: EventCatalog<any>,
+    private readonly facts: (command: C) => E[],
+  ) {}
+
+  async record(streamId: string, command: C, meta: CommandMeta): Promise<{ events: E[]; positions: LogPosition[] }> {
+    const events = this.facts(command);
+    if (events.length === 0) return { events, positions: [] };
+    const envelopes = events.map((e) => envelopeOf(streamId, this.catalog.check(e), this.catalog.versionOf(e.type), meta));
+    const appended = await this.store.appendToStream(streamId, envelopes, { expectedVersion: 'any' });
+    return { events, positions: appended.positions };
   }
+}
+
+function envelopeOf(streamId: string, event: DomainEvent, schemaVersion: number, meta: CommandMeta): Omit<EventEnvelope, 'streamVersion'> {
+  return {
+    id: newId(),
+    type: event.type,
+    schemaVersion,
+    streamId,
+    occurredAt: meta.now.toISOString(),
+    actor: meta.actor,
+    data: event.data,
+  };
 }

@@ -19,7 +19,7 @@ export function activityRoutes(app: FastifyInstance, ctx: NotificationsContext):
       // Paged: every notification (beyond the newest 100 too), one page of the (createdAt, id) order.
       const paged = wantsPage(query) ? await ctx.views.page(caller.userId, now, query, types) : null;
       const list = paged ? paged.list : await ctx.views.list(caller.userId, now);
-      const retrieved = await ctx.inbox.handle(`inbox-${caller.userId}`, { type: 'RetrieveNotifications', userId: caller.userId, now }, { actor: caller.userId, now });
+      const retrieved = await ctx.inbox.record(`inbox-${caller.userId}`, { type: 'RetrieveNotifications', userId: caller.userId, now }, { actor: caller.userId, now });
       wrote(retrieved.positions);
       // Typed as the catch-all's values: TypeScript cannot express named keys beside an index signature of another type; the schema checks them by name.
       const more = (paged ? { has_more: paged.hasMore, next_before: paged.nextBefore } : {}) as Record<string, never>;

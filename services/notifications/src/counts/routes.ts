@@ -22,7 +22,7 @@ export function countsRoutes(app: FastifyInstance, ctx: NotificationsContext): v
       const lastSeen = instantOf(body.last_seen_date, `${h.padStart(2, '0')}:${m}`, ctx.timeZone);
       const since = lastSeen ? new Date(lastSeen.getTime() + Math.floor(Number(s)) * 1000).toISOString() : null;
       const counts = await ctx.views.counts(caller.userId, now, since);
-      const signedIn = await ctx.inbox.handle(
+      const signedIn = await ctx.inbox.record(
         `inbox-${caller.userId}`,
         { type: 'SignIn', userId: caller.userId, lastSeenDate: body.last_seen_date, lastSeenTime: body.last_seen_time, now },
         { actor: caller.userId, now },
