@@ -85,7 +85,7 @@ function create(command: Extract<CastieCommand, { type: 'CreateCastie' }>): Cast
     const time = command.closesOnTime?.trim() ?? '';
     if (!date || !time) throw notCreated('a Regular poll needs closes_on_date (YYYY-MM-DD) and closes_on_time (HH:MM)');
     endsAt = instantOf(date, time, command.timeZone);
-    if (!endsAt) throw notCreated(`the closing date and time ${date} ${time} are not a valid date (YYYY-MM-DD) and 24-hour time (HH:MM)`);
+    if (!endsAt) throw notCreated(`the closing date and time ${date} ${time} are not a valid date (YYYY-MM-DD) and 24-hour time (HH:MM) in ${command.timeZone} (a time its clocks skip never happens)`);
     if (endsAt.getTime() <= command.now.getTime()) throw notCreated('the closing date and time are in the past: a Castie must close in the future');
     const [h, m] = time.split(':');
     endDate = date;

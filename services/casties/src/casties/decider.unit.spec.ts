@@ -70,6 +70,11 @@ describe('castie decider: creating', () => {
   it('refuses an unknown group', () => spec.given([]).when(create({ group: { exists: false, mayCreate: false } })).thenFails('castie_not_created', /does not exist/));
   it('refuses a group the creator may not create in', () => spec.given([]).when(create({ group: { exists: true, mayCreate: false } })).thenFails('castie_not_created', /may not create/));
   it('refuses an end in the past', () => spec.given([]).when(create({ closesOnDate: '2026-03-01', closesOnTime: '12:00', timeZone: 'UTC' })).thenFails('castie_not_created', /in the past/));
+  it('closes at the local time of the day clocks move, and refuses a time they skip', () => {
+    // Paris moves from 02:00 to 03:00 on 2026-03-29: 03:30 is summer time (UTC+2), 02:30 never happens.
+    expect(castieDecider.decide(create({ closesOnDate: '2026-03-29', closesOnTime: '03:30' }), { status: 'none' })[0]).toMatchObject({ data: { endsAt: '2026-03-29T01:30:00.000Z', endDate: '2026-03-29', endTime: '03:30' } });
+    spec.given([]).when(create({ closesOnDate: '2026-03-29', closesOnTime: '02:30' })).thenFails('castie_not_created', /Europe\/Paris \(a time its clocks skip never happens\)/);
+  });
   it('refuses a Regular poll without an end', () => spec.given([]).when(create({ closesOnTime: undefined })).thenFails('castie_not_created', /needs closes_on_date/));
   it('refuses fewer than two options', () => spec.given([]).when(create({ options: [{ answerId: 1, text: 'Home' }] })).thenFails('castie_not_created', /at least 2/));
   it('refuses duplicate options', () => spec.given([]).when(create({ options: [{ answerId: 1, text: 'Home' }, { answerId: 2, text: 'home' }] })).thenFails('castie_not_created', /different/));
