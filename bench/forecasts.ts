@@ -4,6 +4,10 @@
 // error_type, p50/p99 latency, and how long the first read after the load waits for the user's own
 // last write (session consistency: the read models must have applied it).
 //
+// Meanwhile one more client, the seeded user with 300 frodads who does not forecast, reads its home
+// feed (100 Casties) one request at a time: what a reader meets while the server writes (its
+// projections commit many times a second).
+//
 // Each checkout runs on its own copy of a seeded data directory with built read models (no
 // rebuild at start), so both runs start from the same history; with --compare <checkout> the other
 // checkout (e.g. a worktree of the previous main) is measured in the same run.
@@ -18,7 +22,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readyCopy, sizesFrom } from './support/data-set.ts';
+import { HUB, readyCopy, sizesFrom } from './support/data-set.ts';
 import { createFileEventLog } from '../packages/platform/src/embedded/file-event-log.ts';
 import { startCastie } from './support/processes.ts';
 import { benchArgs } from './support/cli.ts';
@@ -153,6 +157,8 @@ interface Figures {
   readAfterMs: number;
   readSeesWrite: boolean;
   errors: number;
+  /** The reader's home feed while the writers write: p50, p99, max (ms), and how many. */
+  reads: { p50: number; p99: number; max: number; count: number };
 }
 
 const percentile = (sorted: number[], p: number): number => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!);
@@ -205,7 +211,17 @@ async function measure(label: string, root: string, copy: string, pool: Forecast
       }
     }
   };
-  const running = Array.from({ length: clients }, client);
+  const readTimes: number[] = [];
+  const reader = async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    agents.push(agent);
+    const authorization = `Basic ${Buffer.from(`${HUB.email}:${HUB.password}`).toString('base64')}`;
+    while (!stop) {
+      const answer = await send(agent, server.port, 'GET', '/api/home/following/', authorization).catch(() => null);
+      if (measuring && !stop && answer?.status === 200) readTimes.push(answer.ms);
+    }
+  };
+  const running = [...Array.from({ length: clients }, client), reader()];
   await new Promise((r) => setTimeout(r, warmupSeconds * 1000));
   measuring = true;
   const started = performance.now();
@@ -229,7 +245,9 @@ async function measure(label: string, root: string, copy: string, pool: Forecast
   for (const agent of agents) agent.destroy();
   await server.stop();
   latencies.sort((a, b) => a - b);
-  return { label, users, accepted, perSecond: accepted / elapsed, refusals, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN, cpuMsPerForecast: cpuMs / accepted, readAfterMs, readSeesWrite, errors };
+  readTimes.sort((a, b) => a - b);
+  const reads = { p50: percentile(readTimes, 50), p99: percentile(readTimes, 99), max: readTimes.at(-1) ?? NaN, count: readTimes.length };
+  return { label, users, accepted, perSecond: accepted / elapsed, refusals, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN, cpuMsPerForecast: cpuMs / accepted, readAfterMs, readSeesWrite, errors, reads };
 }
 
 const checkouts: [string, string][] = [];
@@ -244,7 +262,7 @@ for (const [label, root] of checkouts) {
     cpSync(dataDir, copy, { recursive: true });
     if (!pool) {
       say('reading the history: who may forecast what');
-      pool = (await forecasters(join(copy, 'log'))).filter((f) => f.bodies.length >= 20);
+      pool = (await forecasters(join(copy, 'log'))).filter((f) => f.bodies.length >= 20 && f.handle !== HUB.handle);
       say(`${pool.length} seeded users with 20 or more open Casties to forecast (${pool.slice(0, clients).reduce((n, f) => n + f.bodies.length, 0)} for the first ${clients})`);
     }
     runs.push(await measure(label, root, copy, pool));
@@ -267,6 +285,8 @@ const rows: [string, (r: Figures) => string][] = [
   ...codes.map((code): [string, (r: Figures) => string] => [`refused: ${code}`, (r) => f0(r.refusals.get(code) ?? 0)]),
   ['connection errors', (r) => f0(r.errors)],
   ['users who forecast (incl. warm-up)', (r) => f0(r.users)],
+  [`meanwhile ${HUB.handle}'s home feed, one at a time: p50 / p99 / max (ms)`, (r) => `${f1(r.reads.p50)} / ${f1(r.reads.p99)} / ${f0(r.reads.max)}`],
+  ['  home feeds read', (r) => f0(r.reads.count)],
   ["next read by the last author (ms)", (r) => f1(r.readAfterMs)],
   ['  it shows their forecast', (r) => (r.readSeesWrite ? 'yes' : 'NO')],
 ];

@@ -14,8 +14,15 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const system = join(root, 'packages', 'system');
 const outdir = join(system, 'dist');
-// The rebuild worker is an entry of its own: threads load it by file (src/rebuild/parallel.ts).
-const entries = { main: 'src/main.ts', cluster: 'src/cluster.ts', cli: 'src/operator/cli.ts', 'rebuild-worker': 'src/rebuild/rebuild-worker.ts' };
+// The rebuild worker and the SQLite checkpoint thread are entries of their own: threads load them
+// by file (src/rebuild/parallel.ts, platform/src/sqlite/background-checkpoints.ts).
+const entries = {
+  main: 'src/main.ts',
+  cluster: 'src/cluster.ts',
+  cli: 'src/operator/cli.ts',
+  'rebuild-worker': 'src/rebuild/rebuild-worker.ts',
+  'sqlite-checkpoints': '../platform/src/sqlite/checkpoint-worker.ts',
+};
 
 // What is not bundled (native addons, served files) is exactly what @castie/system names as its dependencies.
 const external = Object.keys(JSON.parse(readFileSync(join(system, 'package.json'), 'utf8')).dependencies ?? {});

@@ -7,6 +7,7 @@ import { createLogEventStore } from '@castie/platform/embedded/log-event-store';
 import { createLocalMediaStore } from '@castie/platform/embedded/local-media-store';
 import { createMemoryCache } from '@castie/platform/embedded/memory-cache';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
+import { backgroundCheckpoints } from '@castie/platform/sqlite/background-checkpoints';
 import { SqliteReadModelCopies } from '@castie/platform/sqlite/read-model-copies';
 import { createOutboxMailer } from '@castie/platform/embedded/outbox-mailer';
 import { createRedisCache } from '@castie/platform/redis/redis-cache';
@@ -82,6 +83,9 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
   await mkdir(config.dataDir, { recursive: true });
   // One registry and one readiness for the whole process: the gateway's /readyz covers every service.
   const operations = processOperations({ maxLagEvents: config.READY_MAX_LAG_EVENTS });
+  const checkpointFailures = backgroundCheckpoints.onFailure(({ path, error }) =>
+    logger?.warn({ path, error }, 'SQLite WAL checkpoints in the background failed; those files checkpoint in their commits past 16 MB of WAL'),
+  );
   const { log, eventStore, close: closeEvents } = await openEmbeddedEventStores(config.dataDir, { onWarning: (message) => logger?.warn(message), onProgress: (message) => logger?.info(message), metrics: operations.metrics });
   const clock: Clock = options.clock ?? (config.CLOCK === 'manual' ? new ManualClock() : systemClock);
   // Only CLOCK=manual lets operators move time; a test's fixed clock alone does not.
@@ -169,6 +173,7 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
       await mailer.close();
       await media.close();
       await closeEvents();
+      checkpointFailures();
     },
   };
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { z } from 'zod';
 import type { LogRecord } from '../ports/event-log.ts';
 import { ConcurrencyError, type EventStore, type ExpectedVersion } from '../ports/event-store.ts';
+import { backgroundCheckpoints } from '../sqlite/background-checkpoints.ts';
 import type { FileEventLog } from './file-event-log.ts';
 
 export interface LogEventStoreOptions {
@@ -68,6 +69,10 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
 
   /** The first offset the index has not seen; appends move it only while it stays contiguous. */
   let next = await catchUp();
+  // Caught up: from now on the process's checkpoint thread moves the WAL into the file, not a
+  // commit on the event loop (the commit's own checkpoint waits until 16 MB, should it fall behind).
+  db.pragma(`wal_autocheckpoint = ${(16 * 1024 * 1024) / (db.pragma('page_size', { simple: true }) as number)}`);
+  const stopCheckpoints = backgroundCheckpoints.watch(db.name);
 
   // Index rows of appends wait for the end of the event loop's turn and commit together (one
   // SQLite transaction for every append of a group commit). Until then they answer from here.
@@ -259,6 +264,7 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
       closed = true;
       await Promise.all(inFlight.values());
       flush();
+      await stopCheckpoints();
       db.close();
     },
   };

@@ -12,6 +12,7 @@ import {
 } from '../ports/document-store.ts';
 import { LRUCache } from 'lru-cache';
 import type { DocumentsMatching } from '../service/projections.ts';
+import { backgroundCheckpoints } from './background-checkpoints.ts';
 import { DocumentCache } from './document-cache.ts';
 import { applyUpdate, cloneJson, getPath, isOperatorObject, matches, regexFor, seedFromFilter, type JsonObject } from './json-documents.ts';
 import { compileFilter, compileSort, fieldExpr, jsonPath, quoteIdent, sqlValue, type Membership, type TableShape } from './sql-filter.ts';
@@ -23,10 +24,12 @@ export interface SqliteDocumentStoreOptions {
   bulkCacheMiB?: number;
   /** Page cache of each connection while serving, in MiB (default 8; both connections also map the file). */
   cacheMiB?: number;
-  /** How much of the file each connection (writer and reader) maps into memory, in MiB (default 1024): reads without system calls. */
+  /** How much of the file each connection maps into memory, in MiB (default 1024): reads without system calls. The writer maps none during a bulk load (less memory at the same speed). */
   mapMiB?: number;
   /** Parsed committed documents kept for reads, in MiB of estimated heap (default 16; 0: none): about 5 MB of JSON, thousands of Casties and people. */
   documentCacheMiB?: number;
+  /** WAL checkpoints in the process's checkpoint thread while serving (default true; files only), instead of inside commits. */
+  backgroundCheckpoints?: boolean;
 }
 
 /** The SQLite adapter, plus what its own tests look at. */
@@ -61,12 +64,16 @@ const MERGE_MAX = 64;
 const LAYOUT = 2;
 
 /**
- * WAL checkpoints, in bytes of WAL. While serving: every 4 MB, SQLite's default size. Measured
- * (bench live): at 64 MB, the checkpoint's fsync held the event loop 100-150 ms, stalling every
- * request in flight (the write p99); at 4 MB it is a few ms. During a bulk load (a rebuild): every
- * 64 MB, fewer copies of the same pages.
+ * WAL checkpoints a commit runs itself, in bytes of WAL. While serving, the process's checkpoint
+ * thread keeps the WAL small (background-checkpoints.ts), and a commit checkpoints only past 16 MB,
+ * should that thread fall behind or fail. Without the thread: every 4 MB, SQLite's default size.
+ * Measured (bench live): at 64 MB, the checkpoint's fsync held the event loop 100-150 ms, stalling
+ * every request in flight (the write p99); at 4 MB it is a few ms, but several times a second under
+ * load. During a bulk load (a rebuild): every 64 MB in the loading connection, fewer copies of the
+ * same pages.
  */
 const SERVING_CHECKPOINT_BYTES = 4 * 1024 * 1024;
+const BACKGROUND_SAFETY_NET_BYTES = 16 * 1024 * 1024;
 const BULK_CHECKPOINT_BYTES = 64 * 1024 * 1024;
 
 function startOver(db: Database.Database): void {
@@ -100,7 +107,7 @@ class Connection {
       this.checkpointEvery(SERVING_CHECKPOINT_BYTES);
     }
     this.cacheSize(options.cacheMiB);
-    if (options.mapMiB) this.db.pragma(`mmap_size = ${options.mapMiB * 1024 * 1024}`);
+    if (options.mapMiB) this.mapSize(options.mapMiB);
     this.db.pragma('temp_store = MEMORY');
     this.db.function('castie_regexp', { deterministic: true }, (pattern, flags, value) => (typeof value === 'string' && regexFor(String(pattern), String(flags)).test(value) ? 1 : 0));
   }
@@ -115,6 +122,11 @@ class Connection {
     if (this.db.readonly || this.db.name === ':memory:') return;
     const pageSize = this.db.pragma('page_size', { simple: true }) as number;
     this.db.pragma(`wal_autocheckpoint = ${Math.max(1, Math.round(bytes / pageSize))}`);
+  }
+
+  /** Maps this much of the file into memory for reads (0: none). */
+  mapSize(mib: number): void {
+    this.db.pragma(`mmap_size = ${mib * 1024 * 1024}`);
   }
 
   /** Sets the page cache; a smaller one gives its memory back at once. */
@@ -433,7 +445,8 @@ function pinnedId(filter: JsonObject): string | null {
 export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): SqliteDocumentStore {
   const memory = options.path === ':memory:';
   const servingCache = options.cacheMiB ?? 8;
-  const writer = new Connection(options.path, { readonly: false, cacheMiB: servingCache, mapMiB: memory ? 0 : (options.mapMiB ?? 1024) });
+  const mapMiB = memory ? 0 : (options.mapMiB ?? 1024);
+  const writer = new Connection(options.path, { readonly: false, cacheMiB: servingCache, mapMiB });
   startOver(writer.db);
   const reader = memory ? writer : new Connection(options.path, { readonly: true, cacheMiB: servingCache, mapMiB: options.mapMiB ?? 1024 });
   /**
@@ -473,6 +486,20 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   const newGeneration = (table: string) => generations.set(table, (generations.get(table) ?? 0) + 1);
   const mutex = new Mutex();
   let closed = false;
+
+  /** While serving, the checkpoint thread moves the WAL into the file; its stop, while it does. */
+  let stopCheckpoints: (() => Promise<void>) | null = null;
+  function serveCheckpoints(): void {
+    if (memory || options.backgroundCheckpoints === false) return writer.checkpointEvery(SERVING_CHECKPOINT_BYTES);
+    writer.checkpointEvery(BACKGROUND_SAFETY_NET_BYTES);
+    stopCheckpoints ??= backgroundCheckpoints.watch(options.path);
+  }
+  async function pauseCheckpoints(): Promise<void> {
+    const stop = stopCheckpoints;
+    stopCheckpoints = null;
+    await stop?.();
+  }
+  serveCheckpoints();
 
   function table(spec: CollectionSpec<Doc>): Table {
     if (closed) throw new Error('the document store is closed');
@@ -867,6 +894,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       for (const name of names) deferred.add(name);
       if (deferred.size > 0) {
         writer.cacheSize(options.bulkCacheMiB ?? 256);
+        writer.mapSize(0);
+        await pauseCheckpoints();
         writer.checkpointEvery(BULK_CHECKPOINT_BYTES);
       }
     },
@@ -877,7 +906,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         for (const name of deferred) tables.get(name)?.buildIndexes();
         deferred.clear();
         writer.cacheSize(servingCache);
-        writer.checkpointEvery(SERVING_CHECKPOINT_BYTES);
+        writer.mapSize(mapMiB);
+        serveCheckpoints();
       } finally {
         release();
       }
@@ -950,6 +980,9 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       const release = await mutex.lock();
       closed = true;
       try {
+        // The checkpoint thread lets the file go first, so the writer is its last connection and
+        // moves what the WAL holds into the file as it closes.
+        await pauseCheckpoints();
         if (!memory) writer.db.pragma('optimize');
         if (reader !== writer) reader.db.close();
         writer.db.close();

@@ -47,7 +47,8 @@ const log: EventLog = {
       tell({ type: 'append', id, topic, records: records.map((r) => ({ key: r.key, value: r.value })) });
     }),
 };
-const store = openSqliteDocumentStore({ path: task.storePath });
+// The thread bulk-loads, then closes: the main thread's stores checkpoint in the background once they serve.
+const store = openSqliteDocumentStore({ path: task.storePath, backgroundCheckpoints: false });
 // The files other threads finished are sources; what the runner offers once caught up (only read
 // models without dead letters, as in one process) is what this thread tells the main thread.
 let offered: FinishedProjection[] | null = null;
