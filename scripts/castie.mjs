@@ -6,11 +6,13 @@
 // runs before anything is installed.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const [task = 'start', ...rest] = process.argv.slice(2);
+/** Whether this run already refreshed apt's package lists (declared before the task switch runs). */
+let aptUpdated = false;
 
 function run(cmd, args, opts = {}) {
   const res = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
@@ -146,19 +148,9 @@ switch (task) {
 }
 
 /**
- * Runs every vitest project, then prints one closing line "N passed, N failed, N skipped" counted
- * from the run's JSON report, so CI and people read the same numbers.
- */
-/**
- * The Redis adapter's tests run against a real redis-server. Where none is installed and we may
- * install Debian's package (root with apt-get, as in CI), install it; otherwise those tests are
- * reported as skipped, by name, with the reason.
- */
-/**
  * Installs a Debian package some tests need, when this user can (root with apt-get); otherwise,
  * or when it fails, says which tests will be skipped (they skip themselves, by name).
  */
-let aptUpdated = false;
 function aptInstall(pkg, skipped) {
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot || !works('apt-get', [])) {
@@ -172,6 +164,11 @@ function aptInstall(pkg, skipped) {
   if (run('apt-get', ['install', '-y', '-qq', pkg], { env }) !== 0) console.log(`installing ${pkg} failed: ${skipped} will be skipped`);
 }
 
+/**
+ * The Redis adapter's tests run against a real redis-server. Where none is installed and we may
+ * install Debian's package (root with apt-get, as in CI), install it; otherwise those tests are
+ * reported as skipped, by name, with the reason.
+ */
 function ensureRedisServer() {
   if (process.env.REDIS_URL || works('redis-server', [])) return;
   aptInstall('redis-server', 'the Redis adapter tests');
@@ -183,6 +180,11 @@ function ensureChromium() {
   aptInstall('chromium', 'the /docs page test in headless Chromium');
 }
 
+/**
+ * Runs every vitest project, then prints one closing line "N passed, N failed, N skipped" counted
+ * from the run's JSON report, so CI and people read the same numbers. The names of skipped and
+ * failed tests come just before it, so the tail of a CI log says what failed.
+ */
 function runTests() {
   ensureRedisServer();
   ensureChromium();
@@ -204,6 +206,15 @@ function runTests() {
     if (skippedNames.length > 0) {
       console.log(`\nskipped (${skippedNames.length}):`);
       for (const name of skippedNames) console.log(`  - ${name}`);
+    }
+    const failedNames = (json.testResults ?? []).flatMap((file) => {
+      const tests = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
+      if (tests.length === 0 && file.status === 'failed') return [`${relative(root, file.name)} (the file failed before its tests ran)`];
+      return tests.map((t) => `${relative(root, file.name)} > ${t.fullName}`);
+    });
+    if (failedNames.length > 0) {
+      console.log(`\nfailed (${failedNames.length}):`);
+      for (const name of failedNames) console.log(`  - ${name}`);
     }
   } catch {
     summary = `0 passed, 1 failed, 0 skipped`;
