@@ -13,7 +13,7 @@ import { createOutboxMailer } from '@castie/platform/embedded/outbox-mailer';
 import { createRedisCache } from '@castie/platform/redis/redis-cache';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { liveLimitsOf, type EmbeddedConfig } from './config.ts';
 import { processOperations } from './operations.ts';
 import { buildNewReadModelsInWorkers, type ParallelRebuildOptions } from './rebuild/parallel.ts';
@@ -83,9 +83,10 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
   await mkdir(config.dataDir, { recursive: true });
   // One registry and one readiness for the whole process: the gateway's /readyz covers every service.
   const operations = processOperations({ maxLagEvents: config.READY_MAX_LAG_EVENTS });
-  const checkpointFailures = backgroundCheckpoints.onFailure(({ path, error }) =>
-    logger?.warn({ path, error }, 'SQLite WAL checkpoints in the background failed; those files checkpoint in their commits past 16 MB of WAL'),
-  );
+  const checkpointFailures = backgroundCheckpoints.onFailure(({ path, error }) => {
+    operations.metrics.checkpointFailed(path ? basename(path) : 'thread');
+    logger?.warn({ path, error }, 'SQLite WAL checkpoints in the background failed; those files checkpoint in their commits past 16 MB of WAL');
+  });
   const { log, eventStore, close: closeEvents } = await openEmbeddedEventStores(config.dataDir, { onWarning: (message) => logger?.warn(message), onProgress: (message) => logger?.info(message), metrics: operations.metrics });
   const clock: Clock = options.clock ?? (config.CLOCK === 'manual' ? new ManualClock() : systemClock);
   // Only CLOCK=manual lets operators move time; a test's fixed clock alone does not.

@@ -41,6 +41,7 @@ export class Metrics {
   readonly #deadLetters: Counter<'service' | 'group'>;
   readonly #credentialHits: Counter<'service'>;
   readonly #credentialMisses: Counter<'service'>;
+  readonly #checkpointFailures: Counter<'file'>;
 
   constructor(options: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -95,6 +96,12 @@ export class Metrics {
       labelNames: ['service'],
       registers,
     });
+    this.#checkpointFailures = new Counter({
+      name: 'castie_sqlite_checkpoint_failures_total',
+      help: "WAL checkpoints the process's checkpoint thread could not run, per database file (`thread`: the thread itself stopped, for every file); those files then checkpoint in their own commits past 16 MB of WAL, with longer stalls.",
+      labelNames: ['file'],
+      registers,
+    });
   }
 
   /** One answered HTTP request; `route` is the matched pattern, absent when no route matched. */
@@ -112,6 +119,11 @@ export class Metrics {
       deadLettered: (group) => this.#deadLetters.inc({ service, group }),
       credentialCacheLookup: (hit) => (hit ? this.#credentialHits : this.#credentialMisses).inc({ service }),
     };
+  }
+
+  /** The checkpoint thread could not checkpoint `file` (a file name, never a path), or stopped (`thread`). */
+  checkpointFailed(file: string): void {
+    this.#checkpointFailures.inc({ file });
   }
 
   /** The exposition for GET /metrics. */

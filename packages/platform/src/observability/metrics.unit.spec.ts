@@ -28,6 +28,17 @@ describe('Metrics', () => {
     expect(await lines(metrics, 'castie_dead_letters_total')).toEqual(['castie_dead_letters_total{service="social",group="social-read"} 1']);
   });
 
+  it('counts checkpoint failures per database file, and the thread stopping as `thread`', async () => {
+    const metrics = new Metrics({ processMetrics: false });
+    metrics.checkpointFailed('casties.db');
+    metrics.checkpointFailed('casties.db');
+    metrics.checkpointFailed('thread');
+    expect(await lines(metrics, 'castie_sqlite_checkpoint_failures_total')).toEqual([
+      'castie_sqlite_checkpoint_failures_total{file="casties.db"} 2',
+      'castie_sqlite_checkpoint_failures_total{file="thread"} 1',
+    ]);
+  });
+
   it('labels requests by route pattern and status class; a request no route matched is `unmatched`', async () => {
     const metrics = new Metrics({ processMetrics: false });
     metrics.observeRequest({ service: 'gateway', method: 'GET', route: undefined, statusCode: 404 }, 0.001);

@@ -1,4 +1,7 @@
 import { IDENTITY_TOPIC, SOCIAL_TOPIC } from '@castie/contracts';
+import { backgroundCheckpoints } from '@castie/platform/sqlite/background-checkpoints';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestSystem, type TestUser } from '../../testing/harness.ts';
 import { labelSets, sample } from '../../testing/prometheus.ts';
@@ -25,7 +28,7 @@ describe('GET /metrics', () => {
   it('exposes the process metrics and every Castie metric, and answers HEAD without a body', async () => {
     const text = await scrape();
     for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) expect(text, name).toMatch(new RegExp(`^${name}`, 'm'));
-    for (const name of ['castie_http_request_duration_seconds', 'castie_event_log_append_duration_seconds', 'castie_projection_lag_events', 'castie_dead_letters_total', 'castie_credential_cache_hits_total', 'castie_credential_cache_misses_total']) {
+    for (const name of ['castie_http_request_duration_seconds', 'castie_event_log_append_duration_seconds', 'castie_projection_lag_events', 'castie_dead_letters_total', 'castie_credential_cache_hits_total', 'castie_credential_cache_misses_total', 'castie_sqlite_checkpoint_failures_total']) {
       expect(text, name).toContain(`# TYPE ${name} `);
     }
     const head = await sys.request('HEAD', '/metrics');
@@ -100,5 +103,19 @@ describe('GET /metrics', () => {
     expect(sample(text, 'castie_event_log_append_duration_seconds_count', { topic: 'social-read.dead-letter', outcome: 'ok' })).toBe(1);
     // The runner went on: nothing of the social topic is left behind.
     expect(sample(text, 'castie_projection_lag_events', { service: 'social', projection: 'friendships' })).toBe(0);
+  });
+
+  it('a database file the checkpoint thread cannot checkpoint counts as a failure of that file, by name', async () => {
+    const failures = (text: string) => sample(text, 'castie_sqlite_checkpoint_failures_total', { file: 'vanished.db' }) ?? 0;
+    const before = failures(await scrape());
+    // A file deleted with its directory under a running process: the thread cannot open it.
+    const stop = backgroundCheckpoints.watch(join(tmpdir(), `castie-no-such-dir-${process.pid}`, 'vanished.db'));
+    try {
+      await expect.poll(async () => failures(await scrape()) - before, { timeout: 5000 }).toBe(1);
+      const text = await scrape();
+      expect(labelSets(text, 'castie_sqlite_checkpoint_failures_total').every((l) => !l.file?.includes('/'))).toBe(true);
+    } finally {
+      await stop();
+    }
   });
 });
