@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { collectionSpec, type Doc } from '../ports/document-store.ts';
 import { backgroundCheckpoints, type CheckpointFailure } from './background-checkpoints.ts';
@@ -115,4 +117,32 @@ describe('sqlite checkpoints in the background', () => {
     expect(await commitsUntilRestarted(store, path, loaded)).toBeGreaterThan(loaded);
     await store.close();
   });
+
+  it('lets a process that closed its stores end by itself (npm run seed, a rebuild), and not before they closed', async () => {
+    const path = file();
+    // A process of its own: the thread must neither keep it alive nor let it end while a store
+    // still waits for the thread to let its file go (that would end it in the middle of close).
+    const script = `
+      import { openSqliteDocumentStore } from './sqlite-document-store.ts';
+      const store = openSqliteDocumentStore({ path: ${JSON.stringify(path)} });
+      await store.collection({ name: 'notes' }).insertOne({ _id: 'n1', text: 'kept' });
+      await store.close();
+      console.log('closed');
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: dirname(fileURLToPath(import.meta.url)), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    // A hang is what this looks for: a child still running after 20 s is killed, and fails the test.
+    const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
+    clearTimeout(killer);
+    expect({ code, out: out.trim() }, err).toEqual({ code: 0, out: 'closed' });
+    // Closed as a store closes: the WAL moved into the file, which holds the document.
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    const reopened = openSqliteDocumentStore({ path });
+    expect(await reopened.collection(notes).findOne({ _id: 'n1' })).toMatchObject({ text: 'kept' });
+    await reopened.close();
+  }, 30_000);
 });

@@ -94,18 +94,20 @@ export class BackgroundCheckpoints {
       }
       return;
     }
-    this.#start().postMessage(message);
+    const worker = this.#start();
+    // A store waiting for the thread to let its file go keeps the process alive until it has.
+    if (message.type === 'unwatch') worker.ref();
+    worker.postMessage(message);
   }
 
   #start(): Worker {
     if (this.#worker) return this.#worker;
     const worker = new Worker(workerEntry(), { workerData: { everyMs: EVERY_MS } });
-    // The thread never keeps the process alive; it ends with it.
-    worker.unref();
     worker.on('message', (message: FromCheckpoints) => {
       if (message.type === 'unwatched') {
         this.#unwatched.get(message.id)?.();
         this.#unwatched.delete(message.id);
+        if (this.#unwatched.size === 0) worker.unref();
       }
       // A file the thread cannot checkpoint is left to its writer's own, larger checkpoints.
       else this.#failed({ path: message.path, error: message.error });
@@ -115,6 +117,10 @@ export class BackgroundCheckpoints {
       this.#stopped(worker);
     });
     worker.on('exit', () => this.#stopped(worker));
+    // The thread never keeps the process alive; it ends with it. After the listeners: adding a
+    // 'message' listener refs the worker's port again, and a process that closed every store
+    // (npm run seed, a rebuild) would then never exit.
+    worker.unref();
     return (this.#worker = worker);
   }
 

@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedEventStores } from '../embedded.ts';
 import { TestSystem } from '../testing/harness.ts';
@@ -101,4 +103,23 @@ describe('seeding a data dir that already has a history', () => {
     expect(again.handles).toEqual(['seed4', 'seed7']);
     expect(again.users).toBe(4);
   });
+
+  it('runs as a process (what npm run seed starts), prints its summary and ends by itself', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'castie-seed-'));
+    dirs.push(dataDir);
+    const cli = fileURLToPath(new URL('./cli.ts', import.meta.url));
+    const args = ['--data-dir', dataDir, '--users', '8', '--groups', '2', '--casties', '6', '--forecasts', '12', '--friends', '2'];
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    // A seed that wrote everything and then hangs is what this looks for: still running after
+    // 40 s, it is killed, and the test fails on its exit.
+    const killer = setTimeout(() => child.kill('SIGKILL'), 40_000);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
+    clearTimeout(killer);
+    expect(code, err).toBe(0);
+    expect(out).toMatch(/forecasts\s+12\b/);
+  }, 60_000);
 });
