@@ -71,8 +71,14 @@ export function instantOf(date: string, time: string, timeZone = 'UTC'): Date | 
     const local = parts(new Date(instant), timeZone);
     return Date.UTC(Number(local.year), Number(local.month) - 1, Number(local.day), Number(local.hour), Number(local.minute));
   };
-  const first = wanted - (localAt(wanted) - wanted);
-  const second = wanted - (localAt(first) - first);
-  for (const candidate of second <= first ? [second, first] : [first, second]) if (localAt(candidate) === wanted) return new Date(candidate);
-  return null;
+  // Each offset the zone uses around that day gives a candidate (a day before and after covers
+  // both sides of a change, east or west of UTC); the earliest that reads back as wanted wins.
+  let found: number | null = null;
+  for (const at of [wanted - DAY_MS, wanted, wanted + DAY_MS]) {
+    const candidate = wanted - (localAt(at) - at);
+    if ((found === null || candidate < found) && localAt(candidate) === wanted) found = candidate;
+  }
+  return found === null ? null : new Date(found);
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000;

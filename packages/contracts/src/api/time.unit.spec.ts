@@ -37,6 +37,39 @@ describe('API dates and times', () => {
     expect(apiTimeShort('2026-03-01T12:00:00.000Z', 'Asia/Kathmandu')).toBe('17:45');
   });
 
+  it('takes the first occurrence of a repeated time east of UTC too, and agrees with a search of every offset on the days clocks move', () => {
+    const at = (date: string, time: string, zone: string) => instantOf(date, time, zone)?.toISOString() ?? null;
+    // Paris goes back from 03:00 CEST to 02:00 CET: 02:30 happens at 00:30Z, then at 01:30Z.
+    expect(at('2026-10-25', '02:30', 'Europe/Paris')).toBe('2026-10-25T00:30:00.000Z');
+    expect(at('2026-04-05', '02:30', 'Australia/Sydney')).toBe('2026-04-04T15:30:00.000Z');
+    expect(at('2026-03-29', '02:30', 'Europe/Paris')).toBeNull();
+    /** The earliest instant, over every offset a zone may have (quarter hours, -14 h to +14 h), whose local time is wanted. */
+    const searched = (date: string, time: string, zone: string): string | null => {
+      const wanted = `${date} ${time}`;
+      let found: number | null = null;
+      for (let offset = -14 * 60; offset <= 14 * 60; offset += 15) {
+        const candidate = Date.parse(`${date}T${time}:00.000Z`) - offset * 60_000;
+        if ((found === null || candidate < found) && `${apiDate(new Date(candidate), zone)} ${apiTimeShort(new Date(candidate), zone)}` === wanted) found = candidate;
+      }
+      return found === null ? null : new Date(found).toISOString();
+    };
+    const changes: [string, string[]][] = [
+      ['Europe/Paris', ['2026-03-29', '2026-10-25']],
+      ['Australia/Sydney', ['2026-04-05', '2026-10-04']],
+      ['America/New_York', ['2026-03-08', '2026-11-01']],
+      // Half an hour at a time.
+      ['Australia/Lord_Howe', ['2026-04-05', '2026-10-04']],
+    ];
+    for (const [zone, days] of changes) {
+      for (const day of days) {
+        for (let minute = 0; minute < 24 * 60; minute += 15) {
+          const time = `${String(Math.floor(minute / 60)).padStart(2, '0')}:${String(minute % 60).padStart(2, '0')}`;
+          expect(at(day, time, zone), `${zone} ${day} ${time}`).toBe(searched(day, time, zone));
+        }
+      }
+    }
+  });
+
   it('finds the instant of a local date and time where the zone\'s offset applies, on the days clocks move too', () => {
     const at = (date: string, time: string, zone: string) => instantOf(date, time, zone)?.toISOString() ?? null;
     expect(at('2026-03-01', '12:00', 'UTC')).toBe('2026-03-01T12:00:00.000Z');
