@@ -209,7 +209,8 @@ function runTests() {
     }
     const failedNames = (json.testResults ?? []).flatMap((file) => {
       const tests = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
-      if (tests.length === 0 && file.status === 'failed') return [`${relative(root, file.name)} (the file failed before its tests ran)`];
+      // A file can fail outside its tests (an import error, a hook, an error after them): say what its report says.
+      if (tests.length === 0 && file.status === 'failed') return [`${relative(root, file.name)} (the file failed outside its tests: ${String(file.message ?? 'no message').split('\n')[0]})`];
       return tests.map((t) => `${relative(root, file.name)} > ${t.fullName}`);
     });
     if (failedNames.length > 0) {
