@@ -16,7 +16,12 @@
 // would otherwise turn the load into 429s, and it is not what is measured.
 //
 // npm run bench -- forecasts [--compare <checkout>] [--data <seeded dir with log/ and read-models/>]
-//   [--clients 32] [--seconds 10] [--warmup 3] [--cpu-prof <dir>]
+//   [--clients 32] [--seconds 10] [--warmup 3] [--rounds 1] [--cpu-prof <dir>]
+//
+// With --rounds N the checkouts are measured N times each, alternating which goes first (A B,
+// B A, ...), each time on a fresh copy: this machine's load drifts by tens of percent within
+// minutes, so one run of each is not enough to tell a change from the drift. Each round's ratio
+// and their median are printed.
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -32,6 +37,7 @@ const { flag, has, compare } = benchArgs();
 const clients = Number(flag('clients', '32'));
 const seconds = Number(flag('seconds', '10'));
 const warmupSeconds = Number(flag('warmup', '3'));
+const rounds = Math.max(1, Number(flag('rounds', '1')));
 const cpuProfDir = has('cpu-prof') ? resolve(flag('cpu-prof', '')) : null;
 const say = (line: string) => process.stderr.write(`forecasts: ${line}\n`);
 // The seeded history of the read-side issue with its read models (bench/support/data-set.ts), or --data <dir>.
@@ -254,21 +260,31 @@ const checkouts: [string, string][] = [];
 if (compare) checkouts.push([`before (${compare})`, compare]);
 checkouts.push(['this checkout', here]);
 const runs: Figures[] = [];
+/** Per round, each checkout's figures (in `checkouts` order). */
+const byRound: Figures[][] = [];
 let pool: Forecaster[] | null = null;
-for (const [label, root] of checkouts) {
-  const copy = mkdtempSync(join(tmpdir(), 'castie-forecasts-'));
-  try {
-    say(`${label}: copying ${dataDir} to ${copy}`);
-    cpSync(dataDir, copy, { recursive: true });
-    if (!pool) {
-      say('reading the history: who may forecast what');
-      pool = (await forecasters(join(copy, 'log'))).filter((f) => f.bodies.length >= 20 && f.handle !== HUB.handle);
-      say(`${pool.length} seeded users with 20 or more open Casties to forecast (${pool.slice(0, clients).reduce((n, f) => n + f.bodies.length, 0)} for the first ${clients})`);
+for (let round = 1; round <= rounds; round++) {
+  const order = round % 2 === 1 ? checkouts : [...checkouts].reverse();
+  const measured = new Map<string, Figures>();
+  for (const [name, root] of order) {
+    const label = rounds > 1 ? `${name} #${round}` : name;
+    const copy = mkdtempSync(join(tmpdir(), 'castie-forecasts-'));
+    try {
+      say(`${label}: copying ${dataDir} to ${copy}`);
+      cpSync(dataDir, copy, { recursive: true });
+      if (!pool) {
+        say('reading the history: who may forecast what');
+        pool = (await forecasters(join(copy, 'log'))).filter((f) => f.bodies.length >= 20 && f.handle !== HUB.handle);
+        say(`${pool.length} seeded users with 20 or more open Casties to forecast (${pool.slice(0, clients).reduce((n, f) => n + f.bodies.length, 0)} for the first ${clients})`);
+      }
+      measured.set(root, await measure(label, root, copy, pool));
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
     }
-    runs.push(await measure(label, root, copy, pool));
-  } finally {
-    rmSync(copy, { recursive: true, force: true });
   }
+  const inOrder = checkouts.map(([, root]) => measured.get(root)!);
+  byRound.push(inOrder);
+  runs.push(...inOrder);
 }
 
 if (readyDir) rmSync(readyDir, { recursive: true, force: true });
@@ -298,4 +314,13 @@ const width = Math.max(...rows.map(([name]) => name.length)) + 2;
 const col = 26;
 process.stdout.write(`${''.padEnd(width)}${runs.map((r) => (r.label.length > col - 2 ? `${r.label.slice(0, col - 5)}...` : r.label).padStart(col)).join('')}\n`);
 for (const [name, value] of rows) process.stdout.write(`${name.padEnd(width)}${runs.map((r) => value(r).padStart(col)).join('')}\n`);
-if (runs.length === 2) process.stdout.write(`\nratio this checkout / before: ${(runs[1]!.perSecond / runs[0]!.perSecond).toFixed(2)}\n`);
+if (compare) {
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+  const ratios = (of: (f: Figures) => number) => byRound.map(([before, after]) => of(after!) / of(before!));
+  const line = (name: string, values: number[]) =>
+    process.stdout.write(`${name.padEnd(width)}${values.map((v) => v.toFixed(2)).join(', ')}${values.length > 1 ? `; median ${median(values).toFixed(2)}` : ''}\n`);
+  process.stdout.write(`\nthis checkout / before, per round (rounds alternate which goes first):\n`);
+  line('accepted forecasts/s', ratios((f) => f.perSecond));
+  line('server CPU per accepted forecast', ratios((f) => f.cpuMsPerForecast));
+  line(`${HUB.handle}'s home feed meanwhile, p99`, ratios((f) => f.reads.p99));
+}
