@@ -16,10 +16,13 @@ export type FromCheckpoints = { type: 'unwatched'; id: number } | { type: 'faile
 /**
  * How often the thread checkpoints each file. Under 32 clients posting forecasts a read-model file
  * gains about 25 MB of WAL a second, so it holds a few MB at most. Every 100 ms cost more CPU per
- * forecast than it saved (each checkpoint fsyncs twice, and copies pages written again since);
- * every 250 ms, side by side with checkpoints inside commits (bench forecasts, three runs):
- * accepted forecasts/s 1.26, 1.17 and 0.99 times as many, and a reader's p99 meanwhile 14-32 %
- * lower.
+ * forecast than it saved (each checkpoint fsyncs twice, and copies pages written again since).
+ * Every 250 ms, against checkpoints inside commits (bench forecasts --rounds 3, alternating): the
+ * same forecasts/s (median 0.99), a reader's p99 10 % lower, 14 % more CPU per forecast. Only
+ * once the WAL holds 4 MB (SQLite's own threshold, read from the WAL index): the same throughput,
+ * but 2 runs of 6 stalled for 270-490 ms; a commit that overtakes a PASSIVE checkpoint leaves
+ * part of the WAL behind, the writer cannot start it over, and it grew to the 16 MB at which a
+ * commit checkpoints itself. A fixed beat finishes such a rest at its next tick.
  */
 const EVERY_MS = 250;
 
