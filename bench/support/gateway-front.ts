@@ -12,7 +12,7 @@ import type * as System from '../../packages/system/src/index.ts';
 const [root, dataDir, gatewayPort, frontPort, handle, password] = process.argv.slice(2) as [string, string, string, string, string, string];
 const system = (await import(pathToFileURL(join(root, 'packages/system/src/index.ts')).href)) as typeof System;
 const contracts = (await import(pathToFileURL(join(root, 'packages/contracts/src/index.ts')).href)) as typeof Contracts;
-const running = await system.startEmbedded(system.readEmbeddedConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info', ADMIN_TOKEN: 'bench-admin-token-0123456789', SECRET: 'bench-secret-0123456789abcdef', USER_REQUESTS_PER_MINUTE: '1000000000' }));
+const running = await system.startEmbedded(system.readEmbeddedConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info', ADMIN_TOKEN: 'bench-admin-token-0123456789', SECRET: 'bench-secret-0123456789abcdef', USER_REQUESTS_PER_MINUTE: '1000000000', ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) }));
 const basic = `Basic ${Buffer.from(`${handle}@example.com:${password}`).toString('base64')}`;
 const profile = await running.gateway.inject({ method: 'GET', url: `/api/profile/${handle}/stats/?ids_only=True`, headers: { authorization: basic } });
 if (profile.statusCode !== 200) throw new Error(`profile of ${handle}: ${profile.payload.slice(0, 300)}`);
