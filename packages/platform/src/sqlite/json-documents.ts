@@ -222,7 +222,10 @@ export function regexFor(pattern: string | RegExp, options = ''): RegExp {
  * `arrays` names the top-level fields holding arrays: conditions on them apply to elements.
  */
 export function matches(doc: JsonObject, filter: JsonObject, arrays: ReadonlySet<string>): boolean {
-  for (const [key, condition] of Object.entries(filter)) {
+  // for…in, not Object.entries: this runs per document of a read (a feed page checks hundreds),
+  // and entries allocates an array of pairs each time. Filters are plain objects.
+  for (const key in filter) {
+    const condition = filter[key];
     if (key === '$and') {
       if (!(condition as JsonObject[]).every((sub) => matches(doc, sub, arrays))) return false;
     } else if (key === '$or') {
@@ -240,7 +243,8 @@ function fieldMatches(value: unknown, condition: unknown, isArray: boolean): boo
   if (condition instanceof RegExp) return matchesOperator(value, '$regex', condition, '', isArray);
   if (!isOperatorObject(condition)) return equalsCondition(value, condition, isArray);
   const options = typeof condition.$options === 'string' ? condition.$options : '';
-  for (const [op, operand] of Object.entries(condition)) {
+  for (const op in condition) {
+    const operand = condition[op];
     if (op === '$options') continue;
     if (!matchesOperator(value, op, operand, options, isArray)) return false;
   }
