@@ -130,7 +130,8 @@ export async function frodadsWhoForecast(
   if (castieIds.length === 0 || friendIds.length === 0) return out;
   const [numbers, rosters] = await Promise.all([collections.forecasters.find({ _id: { $in: [...friendIds] } }), collections.rosters.find({ _id: { $in: [...castieIds] } })]);
   if (numbers.length === 0) return out;
-  const friendByNumber = new Map(numbers.map((f) => [f.n, f._id]));
+  const friendByNumber = new Map<number, string>();
+  for (const { n, _id } of numbers) friendByNumber.set(n, _id);
   // A bitmap over the frodads' numbers answers "is this a frodad" without a lookup per forecaster.
   let min = Infinity;
   let max = -Infinity;
