@@ -52,7 +52,7 @@ export function castiesModule(): ServiceModule {
     name: 'casties',
     readModels: castiesReadModels,
     async build(deps) {
-      const logger = deps.logger?.child({ service: 'casties' });
+      const logger = deps.logger;
       // Shared sorted sets (Redis) when the profile has them, else beside the read models.
       const boards = deps.sortedSets ?? createStoredSortedSets(deps.documents);
       const readModels = await startCastiesReadModels({ log: deps.log, documents: deps.documents, boards, ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}), observer: deps.metrics, ...(logger ? { logger } : {}) });

@@ -98,4 +98,14 @@ describe('x-request-id', () => {
     // identity: the credentials check, then the answer.
     expect(lines.filter((l) => l.service === 'identity').map((l) => l.msg)).toEqual(['request completed', 'request completed']);
   });
+
+  it("names a service once in each of its lines (a log reader keeps one of two equal keys, a JSON tool may refuse them)", async () => {
+    for (const [service, path] of [['casties', '/api/home/new/'], ['groups', '/api/groups/'], ['social', `/api/profile/${ada.handle}/frodads/`], ['notifications', '/api/initialize/']] as const) {
+      const res = await sys.request('GET', path, { user: ada, headers: { 'x-request-id': `named-once-${service}` } });
+      expect(res.status, path).toBe(200);
+      const raw = log.text().split('\n').filter((line) => line.includes(`"reqId":"named-once-${service}"`) && line.includes(`"service":"${service}"`));
+      expect(raw.length, service).toBeGreaterThan(0);
+      for (const line of raw) expect(line.match(/"service":/g), line).toHaveLength(1);
+    }
+  });
 });
