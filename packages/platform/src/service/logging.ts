@@ -100,18 +100,33 @@ export function loggerOptions(options: { level?: string } = {}): LoggerOptions {
   };
 }
 
+/** Requests whose caller writes their access line itself, in the same log (see `loggedByCaller`). */
+const callerLogged = new WeakSet<object>();
+
+/**
+ * Marks a request whose caller logs it: its `request completed` line is then written at debug,
+ * not info. The embedded gateway calls each service in process and writes the request's line in
+ * the same log, under the same id; at info a request is then one line, not one per service it
+ * reached (the services' lines stay one `LOG_LEVEL=debug` away). Errors are logged as always.
+ */
+export function loggedByCaller(request: FastifyRequest): void {
+  callerLogged.add(request.raw);
+}
+
 /**
  * Fastify's request logging with one line per request, written when its answer is sent:
  * `request completed` (or `request errored`) with the request (method, censored URL, client), the
  * status and the time taken. Fastify's own writes `incoming request` too, and in the embedded
  * profile every service a request reaches logs it again: six lines for one authenticated read,
  * each censored as text, about a tenth of a small request's cost. Error lines stay as they are.
+ * A request its caller logs (`loggedByCaller`) completes at debug.
  */
 export class OneLinePerRequest extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else if (callerLogged.has(request.raw)) reply.log.debug({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
     else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
 }

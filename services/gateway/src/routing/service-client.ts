@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { loggedByCaller } from '@castie/platform';
 import type { FastifyInstance } from 'fastify';
 import { request as httpRequest } from 'undici';
 
@@ -41,7 +42,8 @@ export interface ServiceClient {
  * response it belongs to and sends an empty body; the client picks the text up. Only requests
  * carrying the app's handover token (random, never seen outside the process) are answered so;
  * anything else injected into the app (tests) gets its bytes as usual, and streams and Buffers
- * (media) always go as bytes.
+ * (media) always go as bytes. The same hook marks the request as logged by its caller: the
+ * gateway writes the request's line, the service's own goes to debug.
  */
 export function inProcessClient(app: FastifyInstance): ServiceClient {
   const { token, texts } = handoverOf(app);
@@ -68,7 +70,11 @@ function handoverOf(app: FastifyInstance): Handover {
   if (handover) return handover;
   const made: Handover = { token: randomBytes(16).toString('hex'), texts: new WeakMap() };
   app.addHook('onSend', async (request, reply, payload) => {
-    if (typeof payload !== 'string' || request.headers[IN_PROCESS] !== made.token) return payload;
+    if (request.headers[IN_PROCESS] !== made.token) return payload;
+    // The gateway logs the request in the same log, under the same id: the service's own
+    // line goes to debug (errors are logged as always).
+    loggedByCaller(request);
+    if (typeof payload !== 'string') return payload;
     made.texts.set(reply.raw, payload);
     return '';
   });

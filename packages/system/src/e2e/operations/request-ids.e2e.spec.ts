@@ -1,17 +1,38 @@
+import type { DocumentStore } from '@castie/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capturedLogger, newUser, PNG, multipart, TestSystem, type CapturedLog, type TestUser } from '../../testing/harness.ts';
 
 // Every answer names its request (x-request-id): the client's own id when acceptable, else a
-// fresh UUID; the gateway and the services it reaches log that request under that one id.
+// fresh UUID; the gateway and the services it reaches log that request under that one id (the
+// services in process at debug: the gateway's line is the request's one line at info).
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** While set, the groups service's reads fail (as a broken disk would make them). */
+let failGroupReads = false;
+/** The store, with `find` of every collection refused while `failGroupReads` is set. */
+function failingReads(store: DocumentStore): DocumentStore {
+  const bound = <T extends object>(target: T, name: string | symbol): unknown => {
+    const value: unknown = Reflect.get(target, name);
+    return typeof value === 'function' ? value.bind(target) : value;
+  };
+  return new Proxy(store, {
+    get(target, name) {
+      if (name !== 'collection') return bound(target, name);
+      return (...args: Parameters<DocumentStore['collection']>) =>
+        new Proxy(target.collection(...args), {
+          get: (collection, method) => (method === 'find' && failGroupReads ? () => Promise.reject(new Error('the disk failed')) : bound(collection, method)),
+        });
+    },
+  });
+}
 
 let sys: TestSystem;
 let log: CapturedLog;
 let ada: TestUser;
 let picture: string;
 beforeAll(async () => {
-  log = capturedLogger('info');
-  sys = await TestSystem.start({ logger: log.logger });
+  log = capturedLogger('debug');
+  sys = await TestSystem.start({ logger: log.logger, wrapDocuments: (service, store) => (service === 'groups' ? failingReads(store) : store) });
   ada = await sys.signUp(newUser('ids'));
   const upload = multipart({ email: ada.email, handle: ada.handle }, { field: 'profPic', name: 'me.png', bytes: PNG, type: 'image/png' });
   const edited = await sys.request('POST', '/api/profile/edit/', { user: ada, payload: upload.payload, headers: upload.headers });
@@ -85,18 +106,40 @@ describe('x-request-id', () => {
     expect(identity.some((l) => l.msg === 'request completed')).toBe(true);
   });
 
-  it('logs each request once per process it reached, when answered, with its URL, status and time', async () => {
+  it('logs each request once at info, when answered, with its URL, status and time; the services it reached in process at debug', async () => {
     const cy = await sys.signUp(newUser('line'));
     const res = await sys.request('GET', '/api/preferences/?x=1', { user: cy, headers: { 'x-request-id': 'one-line-1' } });
     expect(res.status).toBe(200);
     const lines = log.lines().filter((l) => l.reqId === 'one-line-1');
     expect(lines.filter((l) => l.msg === 'incoming request')).toEqual([]);
-    const gateway = lines.filter((l) => l.service === undefined);
-    expect(gateway).toHaveLength(1);
-    expect(gateway[0]).toMatchObject({ msg: 'request completed', req: { method: 'GET', url: '/api/preferences/?x=1' }, res: { statusCode: 200 } });
-    expect(typeof gateway[0]!.responseTime).toBe('number');
-    // identity: the credentials check, then the answer.
-    expect(lines.filter((l) => l.service === 'identity').map((l) => l.msg)).toEqual(['request completed', 'request completed']);
+    const info = lines.filter((l) => Number(l.level) >= 30);
+    expect(info).toHaveLength(1);
+    expect(info[0]).toMatchObject({ msg: 'request completed', req: { method: 'GET', url: '/api/preferences/?x=1' }, res: { statusCode: 200 } });
+    expect(info[0]!.service).toBeUndefined();
+    expect(typeof info[0]!.responseTime).toBe('number');
+    // identity, at debug: the credentials check, then the answer.
+    expect(lines.filter((l) => l.service === 'identity').map((l) => [l.level, l.msg, (l.req as { url?: string }).url])).toEqual([
+      [20, 'request completed', '/internal/authenticate'],
+      [20, 'request completed', '/api/preferences/?x=1'],
+    ]);
+  });
+
+  it('logs a failure of a service it reached in process at error level', async () => {
+    failGroupReads = true;
+    try {
+      expect((await sys.request('GET', '/api/groups/', { user: ada, headers: { 'x-request-id': 'errored-1' } })).status).toBe(500);
+    } finally {
+      failGroupReads = false;
+    }
+    const lines = log.lines().filter((l) => l.reqId === 'errored-1');
+    // The service's error, with what failed; its completion line at debug (the gateway's says 500).
+    const groups = lines.filter((l) => l.service === 'groups');
+    expect(groups.map((l) => [l.level, l.msg])).toEqual([
+      [50, 'request failed'],
+      [20, 'request completed'],
+    ]);
+    expect(groups[0]!.err).toMatchObject({ message: 'the disk failed' });
+    expect(lines.filter((l) => l.service === undefined).map((l) => [l.level, l.msg, (l.res as { statusCode?: number }).statusCode])).toEqual([[30, 'request completed', 500]]);
   });
 
   it("names a service once in each of its lines (a log reader keeps one of two equal keys, a JSON tool may refuse them)", async () => {
