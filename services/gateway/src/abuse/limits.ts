@@ -37,6 +37,9 @@ export const defaultAbuseLimits: AbuseLimits = {
 
 const HOUR = 3600_000;
 
+/** An account's key in the limits: its e-mail address as identity reads it (trimmed, any case), so no spelling of it counts apart. */
+const accountOf = (email: string): string => email.trim().toLowerCase();
+
 /** Guards what can be abused by repetition: credentials, reset mails, sign-ups, a user's requests. */
 export class AbuseGuard {
   constructor(
@@ -46,7 +49,7 @@ export class AbuseGuard {
 
   /** Refuses (429) while the account or the client address is locked after failed credentials. */
   async beforeCredentials(email: string, address: string): Promise<void> {
-    const [account, client] = await Promise.all([this.cache.ttl(`lock:account:${email.toLowerCase()}`), this.cache.ttl(`lock:address:${address}`)]);
+    const [account, client] = await Promise.all([this.cache.ttl(`lock:account:${accountOf(email)}`), this.cache.ttl(`lock:address:${address}`)]);
     const wait = Math.max(account ?? 0, client ?? 0);
     if (wait > 0) throw new RateLimited('too many failed sign-ins: wait before trying again', Math.ceil(wait / 1000));
   }
@@ -57,8 +60,8 @@ export class AbuseGuard {
    */
   async credentialsFailed(email: string, address: string): Promise<void> {
     const window = this.limits.failureWindowSeconds * 1000;
-    const [account, client] = await Promise.all([this.cache.increment(`failures:account:${email.toLowerCase()}`, window), this.cache.increment(`failures:address:${address}`, window)]);
-    await Promise.all([this.lockPast(`lock:account:${email.toLowerCase()}`, account, this.limits.accountFailures), this.lockPast(`lock:address:${address}`, client, this.limits.addressFailures)]);
+    const [account, client] = await Promise.all([this.cache.increment(`failures:account:${accountOf(email)}`, window), this.cache.increment(`failures:address:${address}`, window)]);
+    await Promise.all([this.lockPast(`lock:account:${accountOf(email)}`, account, this.limits.accountFailures), this.lockPast(`lock:address:${address}`, client, this.limits.addressFailures)]);
   }
 
   private async lockPast(key: string, failures: number, threshold: number): Promise<void> {
@@ -69,7 +72,7 @@ export class AbuseGuard {
 
   /** A password-reset mail asked for: limited per e-mail address and per client address, per hour. */
   async resetMail(email: string, address: string): Promise<void> {
-    await this.within(`reset:account:${email.trim().toLowerCase()}`, this.limits.resetMailsPerAccount, HOUR, 'too many password-reset mails for this address: wait before asking again');
+    await this.within(`reset:account:${accountOf(email)}`, this.limits.resetMailsPerAccount, HOUR, 'too many password-reset mails for this address: wait before asking again');
     await this.within(`reset:address:${address}`, this.limits.resetMailsPerAddress, HOUR, 'too many password-reset mails asked from here: wait before asking again');
   }
 

@@ -39,6 +39,14 @@ describe('failed credentials', () => {
     expect(Number((await sys.get('/api/preferences/', ada)).headers['retry-after'])).toBeGreaterThan(2);
   }, 20_000);
 
+  it('count failures against one account however its e-mail is spelled (spaces around it, capitals), as identity reads it', async () => {
+    const ada = await sys.signUp();
+    const spellings = [` ${ada.email}`, `${ada.email} `, ada.email.toUpperCase(), `  ${ada.email}`, `\t${ada.email}`];
+    for (const email of spellings) expect((await sys.get('/api/preferences/', { ...wrong(ada), email })).status, JSON.stringify(email)).toBe(401);
+    expect((await sys.get('/api/preferences/', ada)).status).toBe(429);
+    expect((await sys.get('/api/preferences/', { ...ada, email: ` ${ada.email.toUpperCase()} ` })).status).toBe(429);
+  });
+
   it('lock a client address after 20 failures on any accounts; others elsewhere are not affected', async () => {
     const attacker = '192.0.2.66';
     const victims = await Promise.all(Array.from({ length: 4 }, () => sys.signUp()));
