@@ -39,6 +39,17 @@ export class RateLimited extends DomainError {
   }
 }
 
+/** A service this answer needs is briefly unavailable: 503 service_unavailable with a Retry-After header (seconds). */
+export class Unavailable extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 1,
+  ) {
+    super('service_unavailable', message);
+    this.name = 'Unavailable';
+  }
+}
+
 export function errorBody(errorType: ErrorType, message: string, extra: Partial<ErrorBody> = {}): ErrorBody {
   return { status: errorStatus[errorType], error_type: errorType, error_message: message, ...extra };
 }
@@ -57,7 +68,7 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
  */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | DomainError | RequestValidationError, request, reply) => {
-    if (error instanceof RateLimited) reply.header('retry-after', String(error.retryAfterSeconds));
+    if (error instanceof RateLimited || error instanceof Unavailable) reply.header('retry-after', String(error.retryAfterSeconds));
     if (error instanceof DomainError) return reply.code(error.status).send(error.toBody());
     if (error instanceof RequestValidationError) return reply.code(errorStatus[error.errorType]).send(errorBody(error.errorType, error.message));
     const fe = error as FastifyError;

@@ -40,6 +40,8 @@ let gateway: FastifyInstance;
 let mediaDir: string;
 let asked: number;
 let password: string;
+/** While set, identity answers 503 (as while it rebuilds). */
+let identityDown: boolean;
 const ada = { authorization: `Basic ${Buffer.from('ada@example.com:secret1').toString('base64')}` };
 
 beforeEach(async () => {
@@ -47,11 +49,13 @@ beforeEach(async () => {
   const stamps = new CredentialStamps(cache.inner);
   asked = 0;
   password = 'secret1';
+  identityDown = false;
   // Identity as the gateway sees it: one person, vouched for under their stamp; GET
   // /api/preferences/ echoes who the gateway said the request is for.
   identity = Fastify();
   identity.post('/internal/authenticate', async (request, reply) => {
     asked += 1;
+    if (identityDown) return reply.code(503).header('retry-after', '3').send({ status: 503, error_type: 'service_unavailable', error_message: 'rebuilding' });
     const body = request.body as { email: string; password: string };
     if (body.email !== 'ada@example.com' || body.password !== password) return reply.code(401).send({ status: 401, error_type: 'authentication_failed', error_message: 'no' });
     return { user: { userId: 'u1', handle: 'ada', email: 'ada@example.com' }, stamp: (await stamps.current('u1')) ?? (await stamps.changed('u1')) };
@@ -77,7 +81,8 @@ async function preferences(): Promise<{ status: number; body: Record<string, unk
   let done = false;
   const answer = gateway.inject({ method: 'GET', url: '/api/preferences/', headers: ada }).finally(() => (done = true));
   let rounds = 0;
-  while (!done) {
+  for (let turns = 0; !done; turns++) {
+    if (turns > 1000) throw new Error('the request neither answered nor waited on the cache');
     // Let the request run until it waits on the cache (or answers).
     for (let i = 0; i < 5; i++) await new Promise((turned) => setImmediate(turned));
     if (cache.waiting.length === 0) continue;
@@ -126,5 +131,18 @@ describe('a signed-in request and the cache', () => {
   it('refuses kept credentials past the request budget', async () => {
     for (let i = 0; i < 4; i++) expect((await preferences()).status).toBe(200);
     expect(await preferences()).toMatchObject({ status: 429, body: { error_type: 'too_many_requests' } });
+  });
+
+  it('answers 503 with Retry-After while identity is down, and counts no failed sign-in', async () => {
+    identityDown = true;
+    for (let i = 0; i < 6; i++) {
+      const res = await gateway.inject({ method: 'GET', url: '/api/preferences/', headers: ada });
+      expect(res.statusCode).toBe(503);
+      expect(res.headers['retry-after']).toBe('3');
+      expect(JSON.parse(res.payload)).toMatchObject({ error_type: 'service_unavailable' });
+    }
+    expect(await cache.inner.get('failures:account:ada@example.com')).toBeNull();
+    identityDown = false;
+    expect((await preferences()).status).toBe(200);
   });
 });

@@ -1,5 +1,5 @@
 import { VerifiedCredentialsSchema, type AuthenticatedUser } from '@castie/contracts';
-import { CredentialStamps, type Cache, type ServiceMetrics } from '@castie/platform';
+import { CredentialStamps, Unavailable, type Cache, type ServiceMetrics } from '@castie/platform';
 import { createHmac, randomBytes } from 'node:crypto';
 import { bodyText, type ServiceClient } from '../routing/service-client.ts';
 
@@ -110,6 +110,13 @@ export class VerifiedCredentials {
   async verify(presented: Presented, requestId: string, now = Date.now()): Promise<AuthenticatedUser | null> {
     this.#observer?.credentialCacheLookup(false);
     const res = await this.identity().request({ method: 'POST', url: '/internal/authenticate', headers: { 'x-request-id': requestId }, body: { email: presented.email, password: presented.password } });
+    // A failure of identity (5xx: down, rebuilding) is not the caller's: counted as a failed
+    // sign-in it would lock people out while identity is away. Any refusal (401, or 4xx for
+    // credentials it cannot read) opens nothing.
+    if (res.statusCode >= 500) {
+      const retryAfter = Number(res.headers['retry-after']);
+      throw new Unavailable(`signing in is briefly unavailable (identity answered ${res.statusCode}); try again in a moment`, Number.isInteger(retryAfter) && retryAfter > 0 ? Math.min(retryAfter, 60) : 1);
+    }
     if (res.statusCode !== 200) return null;
     const verified = VerifiedCredentialsSchema.safeParse(JSON.parse(bodyText(res)));
     if (!verified.success) return null;

@@ -94,7 +94,7 @@ const errorResponses: Record<number, (o: Op) => ZodOpenApiResponseObject> = {
   }),
 };
 const defaultError = {
-  description: 'Any other failure in the error envelope: 503 service_unavailable while an operator rebuilds the answering service’s read models, 500 server_error (details hidden)',
+  description: 'Any other failure in the error envelope: 503 service_unavailable (with Retry-After) while an operator rebuilds the answering service’s read models or while identity cannot check credentials, 500 server_error (details hidden)',
   content: errorContent,
 };
 
