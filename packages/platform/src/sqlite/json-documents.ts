@@ -223,8 +223,9 @@ export function regexFor(pattern: string | RegExp, options = ''): RegExp {
  */
 export function matches(doc: JsonObject, filter: JsonObject, arrays: ReadonlySet<string>): boolean {
   // for…in, not Object.entries: this runs per document of a read (a feed page checks hundreds),
-  // and entries allocates an array of pairs each time. Filters are plain objects.
+  // and entries allocates an array of pairs each time. Own keys only, as entries gives them.
   for (const key in filter) {
+    if (!Object.hasOwn(filter, key)) continue;
     const condition = filter[key];
     if (key === '$and') {
       if (!(condition as JsonObject[]).every((sub) => matches(doc, sub, arrays))) return false;
@@ -244,6 +245,7 @@ function fieldMatches(value: unknown, condition: unknown, isArray: boolean): boo
   if (!isOperatorObject(condition)) return equalsCondition(value, condition, isArray);
   const options = typeof condition.$options === 'string' ? condition.$options : '';
   for (const op in condition) {
+    if (!Object.hasOwn(condition, op)) continue;
     const operand = condition[op];
     if (op === '$options') continue;
     if (!matchesOperator(value, op, operand, options, isArray)) return false;
