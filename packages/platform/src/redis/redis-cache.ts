@@ -15,10 +15,7 @@ const unstored = (text: string): number => -Number(text) || 0;
  * ioredis reports them itself.
  */
 export function createRedisCache({ url, keyPrefix = '', onError }: { url: string; keyPrefix?: string; onError?: (error: Error) => void }): Cache & SortedSets {
-  // Auto-pipelining: the commands a caller issues in one turn of the event loop (a gateway
-  // request's locks, credential stamp, budget and session positions) leave in one write and come
-  // back in one read, instead of one packet each way per command.
-  const redis = new Redis(url, { keyPrefix, maxRetriesPerRequest: 3, enableAutoPipelining: true });
+  const redis = new Redis(url, { keyPrefix, maxRetriesPerRequest: 3 });
   if (onError) redis.on('error', onError);
   // A connection in subscriber mode cannot run commands: subscriptions get their own, opened on
   // the first one. Channels take the key prefix too (ioredis prefixes keys only), so deployments
