@@ -46,12 +46,14 @@ export interface ServiceClient {
  * gateway writes the request's line, the service's own goes to debug.
  */
 export function inProcessClient(app: FastifyInstance): ServiceClient {
-  const { token, texts } = handoverOf(app);
+  const { token } = handoverOf(app);
   return {
     async request(req) {
       const headers = { ...req.headers, [IN_PROCESS]: token, ...(req.body === undefined ? {} : { 'content-type': 'application/json' }) };
       const res = await app.inject({ method: req.method as 'GET', url: req.url, headers, ...(req.body === undefined ? {} : { payload: JSON.stringify(req.body) }) });
-      const text = texts.get(res.raw.res);
+      const raw = res.raw.res as HandedOver;
+      const text = raw[HANDED_OVER];
+      raw[HANDED_OVER] = undefined;
       const { 'content-length': _length, ...rest } = res.headers;
       return { statusCode: res.statusCode, headers: (text === undefined ? res.headers : rest) as ServiceResponse['headers'], body: text ?? res.rawPayload };
     },
@@ -60,22 +62,33 @@ export function inProcessClient(app: FastifyInstance): ServiceClient {
 
 interface Handover {
   token: string;
-  /** The text answers by the response they belong to. */
-  texts: WeakMap<object, string>;
 }
+
+/**
+ * Where a text answer waits for the client: on the response it belongs to, taken off by the
+ * client at once. An injected request's response object outlives the request in the heap (it is
+ * still reached from older objects when the next young-generation collection runs), and while it
+ * pointed to the answer, every answer was copied and promoted to the old generation with it: on
+ * the home page (94 KB), a quarter of the server's time went to those collections. Measured with
+ * a bare Fastify app answering 90 KB through inject, 3,000 requests, twice: answers left on the
+ * response promoted 261 MB and paused 1.05-1.09 s in scavenges; taken off, 23 MB and 0.20-0.28 s,
+ * and each request took half the time. (A WeakMap by response, as before, kept them as long.)
+ */
+const HANDED_OVER = Symbol('castie.handedOver');
+type HandedOver = { [HANDED_OVER]?: string };
 const handovers = new WeakMap<FastifyInstance, Handover>();
 
 function handoverOf(app: FastifyInstance): Handover {
   let handover = handovers.get(app);
   if (handover) return handover;
-  const made: Handover = { token: randomBytes(16).toString('hex'), texts: new WeakMap() };
+  const made: Handover = { token: randomBytes(16).toString('hex') };
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.headers[IN_PROCESS] !== made.token) return payload;
     // The gateway logs the request in the same log, under the same id: the service's own
     // line goes to debug (errors are logged as always).
     loggedByCaller(request);
     if (typeof payload !== 'string') return payload;
-    made.texts.set(reply.raw, payload);
+    (reply.raw as HandedOver)[HANDED_OVER] = payload;
     return '';
   });
   handovers.set(app, (handover = made));
