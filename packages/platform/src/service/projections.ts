@@ -168,15 +168,8 @@ const CHECKPOINTS = collectionSpec<CheckpointDoc>({ name: 'projection_checkpoint
 const VERSIONS = collectionSpec<VersionDoc>({ name: 'projection_versions' });
 
 const DEFAULT_TIMEOUT_MS = 3000;
-/**
- * Large batches make rebuilds fast: one unit of work writes each touched document (and B-tree
- * page) once per batch, and reads it once. Measured rebuilding the casties service's read models
- * from 1.04M events in one thread, two runs side by side at a time: 50,000 took 127.9 s and
- * 128.6 s, 10,000 took 143.2 s and 150.2 s (a bigger SQLite page cache changed nothing); 200,000
- * gained nothing more (126.5 s) and held 2.8 GB instead of 1.45 GB. While serving, batches stay
- * far smaller (see BATCH_INTERVAL_MS).
- */
-const MAX_BATCH = 50_000;
+/** Large batches make rebuilds fast: one unit of work writes each touched document once per batch. */
+const MAX_BATCH = 10_000;
 /**
  * While events keep coming, a new batch starts at most every this many ms, so events written
  * meanwhile share one unit of work: a commit writes each touched page once for all of them (under
