@@ -35,8 +35,8 @@ export class RawJson<T> {
   /**
    * The text in pieces, written in this order. A large answer (a feed page: 100 Castie objects,
    * some 1,000 pieces) is joined once, into the response, instead of being concatenated piece
-   * by piece: each `+=` left a rope node behind and the rope was copied flat again when the
-   * response was written (a quarter of a home page's garbage, see CastieObjects.list).
+   * by piece: each `+=` left a rope node behind, and the rope was copied flat again when the
+   * response was written.
    */
   readonly parts: readonly string[];
 

@@ -46,7 +46,7 @@ export interface ServiceClient {
  * gateway writes the request's line, the service's own goes to debug.
  */
 export function inProcessClient(app: FastifyInstance): ServiceClient {
-  const { token } = handoverOf(app);
+  const token = handoverTokenOf(app);
   return {
     async request(req) {
       const headers = { ...req.headers, [IN_PROCESS]: token, ...(req.body === undefined ? {} : { 'content-type': 'application/json' }) };
@@ -58,10 +58,6 @@ export function inProcessClient(app: FastifyInstance): ServiceClient {
       return { statusCode: res.statusCode, headers: (text === undefined ? res.headers : rest) as ServiceResponse['headers'], body: text ?? res.rawPayload };
     },
   };
-}
-
-interface Handover {
-  token: string;
 }
 
 /**
@@ -76,14 +72,15 @@ interface Handover {
  */
 const HANDED_OVER = Symbol('castie.handedOver');
 type HandedOver = { [HANDED_OVER]?: string };
-const handovers = new WeakMap<FastifyInstance, Handover>();
+/** Each app's handover token, made with its hook by its first client. */
+const tokens = new WeakMap<FastifyInstance, string>();
 
-function handoverOf(app: FastifyInstance): Handover {
-  let handover = handovers.get(app);
-  if (handover) return handover;
-  const made: Handover = { token: randomBytes(16).toString('hex') };
+function handoverTokenOf(app: FastifyInstance): string {
+  const known = tokens.get(app);
+  if (known) return known;
+  const token = randomBytes(16).toString('hex');
   app.addHook('onSend', async (request, reply, payload) => {
-    if (request.headers[IN_PROCESS] !== made.token) return payload;
+    if (request.headers[IN_PROCESS] !== token) return payload;
     // The gateway logs the request in the same log, under the same id: the service's own
     // line goes to debug (errors are logged as always).
     loggedByCaller(request);
@@ -91,8 +88,8 @@ function handoverOf(app: FastifyInstance): Handover {
     (reply.raw as HandedOver)[HANDED_OVER] = payload;
     return '';
   });
-  handovers.set(app, (handover = made));
-  return handover;
+  tokens.set(app, token);
+  return token;
 }
 
 /** The header that marks the in-process client's own requests (its value is the client's token). */
