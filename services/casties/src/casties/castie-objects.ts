@@ -34,32 +34,33 @@ function userForecast(mine: ForecastDoc): UserForecast {
   return { forecast_text: mine.text, forecast_id: mine.forecastId, is_correct: mine.correct === true, ...(mine.answerId !== null ? { answer_id: mine.answerId } : {}) };
 }
 
-/** userForecast as JSON, made once per version of the forecast document (frozen until it changes, as views are). */
-const userForecastJsons = new WeakMap<ForecastDoc, string>();
-function userForecastJson(mine: ForecastDoc): string {
-  let json = userForecastJsons.get(mine);
-  if (json === undefined) {
-    json = JSON.stringify(userForecast(mine));
-    if (Object.isFrozen(mine)) userForecastJsons.set(mine, json);
-  }
-  return json;
+/**
+ * JSON of a read-model document, made once per version of it: a document the store's cache hands
+ * out is the same frozen object until a commit changes it (as views are, see CastieObjects), so a
+ * WeakMap on it is invalidated by that commit and bounded by the cache. Unfrozen documents (a
+ * store that hands out copies) are serialized every time.
+ */
+function jsonPerVersion<D extends object>(serialize: (doc: D) => unknown): (doc: D) => string {
+  const made = new WeakMap<D, string>();
+  return (doc) => {
+    let json = made.get(doc);
+    if (json === undefined) {
+      json = JSON.stringify(serialize(doc));
+      if (Object.isFrozen(doc)) made.set(doc, json);
+    }
+    return json;
+  };
 }
 
+/** userForecast as JSON. */
+const userForecastJson = jsonPerVersion(userForecast);
+
 /**
- * A person's profile picture as JSON, made once per version of the person document (frozen until
- * it changes, as views are): a page names a frodad's picture on every Castie they forecast.
- * Writing it anew each time, joined with `+=`, was most of what `list` itself allocated: with the
- * page in pieces (see RawJson), that fell from 163 to 85 KB a home page (sampled).
+ * A person's profile picture as JSON: a page names a frodad's picture on every Castie they
+ * forecast. Writing it anew each time, joined with `+=`, was most of what `list` itself allocated:
+ * with the page in pieces (see RawJson), that fell from 163 to 85 KB a home page (sampled).
  */
-const picJsons = new WeakMap<PersonDoc, string>();
-function picJson(person: PersonDoc): string {
-  let json = picJsons.get(person);
-  if (json === undefined) {
-    json = JSON.stringify(person.profPic ?? '');
-    if (Object.isFrozen(person)) picJsons.set(person, json);
-  }
-  return json;
-}
+const picJson = jsonPerVersion((person: PersonDoc) => person.profPic ?? '');
 
 /** The members of a Castie object that are the same for every viewer, serialized (see `shared`). */
 interface Fragment {
