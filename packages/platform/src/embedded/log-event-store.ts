@@ -57,6 +57,7 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
   `);
   const versionOf = db.prepare<[string], number>('SELECT max(version) FROM events WHERE stream = ?').pluck();
   const offsetsOf = db.prepare<[string], number>('SELECT offset FROM events WHERE stream = ? ORDER BY version').pluck();
+  const offsetsAfter = db.prepare<[string, number], number>('SELECT offset FROM events WHERE stream = ? AND version > ? ORDER BY version').pluck();
   const insert = db.prepare('INSERT OR IGNORE INTO events (stream, version, offset) VALUES (?, ?, ?)');
   const offsetAt = db.prepare<[string, number], number>('SELECT offset FROM events WHERE stream = ? AND version = ?').pluck();
   const isEmpty = db.prepare('SELECT 1 FROM events LIMIT 1').pluck();
@@ -202,14 +203,19 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
   return {
     topic,
 
-    async readStream(streamId) {
+    async readStream(streamId, { afterVersion = 0 } = {}) {
       const known = recent.get(streamId);
-      if (known) return { version: known.events.length, events: [...known.events] };
-      const records = await recordsOf([...offsetsOf.all(streamId), ...(pendingOffsets.get(streamId) ?? [])]);
+      if (known) return { version: known.events.length, events: known.events.slice(afterVersion) };
+      // The index's rows after `afterVersion`, then the appends whose rows wait for the next flush
+      // (the versions after the index's last); both read in this same turn, so they join up.
+      const indexed = afterVersion > 0 ? (versionOf.get(streamId) ?? 0) : 0;
+      const offsets = afterVersion > 0 ? offsetsAfter.all(streamId, afterVersion) : offsetsOf.all(streamId);
+      const waiting = pendingOffsets.get(streamId) ?? [];
+      const records = await recordsOf([...offsets, ...(afterVersion > indexed ? waiting.slice(afterVersion - indexed) : waiting)]);
       const events = records.map(parse);
       // Kept only if no append landed while the records were read (the check and the set are atomic).
-      if (events.length > 0 && currentVersion(streamId) === events.length) recent.set(streamId, { events: [...events], bytes: records.reduce((n, r) => n + r.value.length, 0) });
-      return { version: records.length, events };
+      if (afterVersion === 0 && events.length > 0 && currentVersion(streamId) === events.length) recent.set(streamId, { events: [...events], bytes: records.reduce((n, r) => n + r.value.length, 0) });
+      return { version: Math.max(afterVersion, events.at(-1)?.streamVersion ?? 0), events };
     },
 
     async appendToStream(streamId, events, { expectedVersion }) {

@@ -89,6 +89,8 @@ export async function createMongoEventStore(options: MongoEventStoreOptions): Pr
   const sequences = db.collection<{ _id: string; seq: number }>(SEQUENCES);
   const leases = db.collection<Lease>(LEASES);
   await commits.createIndex({ streamId: 1, streamVersion: 1 }, { unique: true, name: 'stream_version' });
+  // Reading a stream after a version it had (a command handler that kept its folded state).
+  await commits.createIndex({ streamId: 1, lastVersion: 1 }, { name: 'stream_last_version' });
   await commits.createIndex({ topic: 1, seq: 1 }, { name: 'unpublished', partialFilterExpression: { published: false } });
   // Created up front, so concurrent first appends only ever increment it.
   await sequences.updateOne({ _id: topic }, { $setOnInsert: { seq: 0 } }, { upsert: true }).catch((err: unknown) => {
@@ -210,10 +212,11 @@ export async function createMongoEventStore(options: MongoEventStoreOptions): Pr
   return {
     topic,
 
-    async readStream(streamId) {
-      const stored = await commits.find({ streamId }).sort({ streamVersion: 1 }).toArray();
-      const events = stored.flatMap((commit) => commit.events.map((json) => JSON.parse(json) as EventEnvelope));
-      return { version: stored.at(-1)?.lastVersion ?? 0, events };
+    async readStream(streamId, { afterVersion = 0 } = {}) {
+      const stored = await commits.find(afterVersion > 0 ? { streamId, lastVersion: { $gt: afterVersion } } : { streamId }).sort({ streamVersion: 1 }).toArray();
+      const events = stored.flatMap((commit) => commit.events.map((json) => JSON.parse(json) as EventEnvelope)).filter((e) => e.streamVersion > afterVersion);
+      // Nothing after `afterVersion`: the stream is still at it (versions never go back).
+      return { version: stored.at(-1)?.lastVersion ?? afterVersion, events };
     },
 
     async appendToStream(streamId, events, { expectedVersion }) {

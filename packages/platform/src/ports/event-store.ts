@@ -10,6 +10,14 @@ export interface ReadStreamResult {
   events: EventEnvelope[];
 }
 
+export interface ReadStreamOptions {
+  /**
+   * Only the events after this version (0: all of them). A reader that kept what it folded up to
+   * some version reads just what came since; `version` is still the stream's own.
+   */
+  afterVersion?: number;
+}
+
 export interface AppendResult {
   /** Version of the last appended event. */
   version: number;
@@ -37,7 +45,8 @@ export class ConcurrencyError extends Error {
 export interface EventStore {
   /** The topic every event of this store is published to (key = stream id). */
   readonly topic: string;
-  readStream(streamId: string): Promise<ReadStreamResult>;
+  /** The stream's version and its events (those after `afterVersion`, when given), in order. */
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<ReadStreamResult>;
   appendToStream(
     streamId: string,
     events: readonly Omit<EventEnvelope, 'streamVersion'>[],

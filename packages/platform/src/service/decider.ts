@@ -1,4 +1,5 @@
 import type { DomainEvent, EventCatalog, EventEnvelope } from '@castie/contracts';
+import { LRUCache } from 'lru-cache';
 import { randomUUID } from 'node:crypto';
 import type { LogPosition } from '../ports/event-log.ts';
 import { ConcurrencyError, type EventStore } from '../ports/event-store.ts';
@@ -31,12 +32,23 @@ export interface Handled<S, E> {
 /** A 32-character hex id, the shape the spec uses for uuids. */
 export const newId = (): string => randomUUID().replaceAll('-', '');
 
+/** Streams whose folded state a handler keeps (each a small object: a Castie, an account, a follow). */
+const FOLDED_STREAMS = 10_000;
+
 /**
  * Loads, decides and appends one aggregate's command with optimistic concurrency; on a conflict it
  * reloads and decides again, so concurrent commands on one stream serialize without a lock and
  * invariants are never checked on stale state.
+ *
+ * It keeps the state it folded for the streams it handled lately, with the version folded up to:
+ * events never change, so that state stays the stream's state at that version, and the next load
+ * reads and folds only the events after it (none, mostly: a Castie is read at every forecast, an
+ * account at every read of its preferences). Kept states are deeply frozen, as every caller shares
+ * them: code that changed one in place would change the stream's state for the next command.
  */
 export class CommandHandler<C, E extends DomainEvent, S> {
+  readonly #folded = new LRUCache<string, { state: S; version: number }>({ max: FOLDED_STREAMS });
+
   constructor(
     private readonly store: EventStore,
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -45,12 +57,21 @@ export class CommandHandler<C, E extends DomainEvent, S> {
     private readonly retries = 20,
   ) {}
 
-  /** Current state and version of a stream. */
+  /** Current state and version of a stream (frozen: see the class comment). */
   async load(streamId: string): Promise<{ state: S; version: number }> {
-    const { version, events } = await this.store.readStream(streamId);
-    let state = this.decider.initialState();
+    const known = this.#folded.get(streamId);
+    const { version, events } = await this.store.readStream(streamId, known ? { afterVersion: known.version } : {});
+    if (known && events.length === 0) return { state: known.state, version: known.version };
+    let state = known?.state ?? this.decider.initialState();
     for (const envelope of events) state = this.decider.evolve(state, this.catalog.parse(envelope) as E);
-    return { state, version };
+    return { state: this.#keep(streamId, state, version), version };
+  }
+
+  /** Keeps a stream's state at a version (unless a later one is kept already) and returns it frozen. */
+  #keep(streamId: string, state: S, version: number): S {
+    deepFreeze(state);
+    if (version > 0 && (this.#folded.get(streamId)?.version ?? -1) < version) this.#folded.set(streamId, { state, version });
+    return state;
   }
 
   async handle(streamId: string, command: C, meta: CommandMeta): Promise<Handled<S, E>> {
@@ -61,7 +82,7 @@ export class CommandHandler<C, E extends DomainEvent, S> {
       const envelopes = events.map((e) => envelopeOf(streamId, this.catalog.check(e), this.catalog.versionOf(e.type), meta));
       try {
         const appended = await this.store.appendToStream(streamId, envelopes, { expectedVersion: version === 0 ? 'no_stream' : version });
-        const next = events.reduce((s, e) => this.decider.evolve(s, e), state);
+        const next = this.#keep(streamId, events.reduce((s, e) => this.decider.evolve(s, e), state), appended.version);
         return { state: next, events, version: appended.version, positions: appended.positions };
       } catch (error) {
         if (error instanceof ConcurrencyError && attempt < this.retries) continue;
@@ -104,4 +125,11 @@ function envelopeOf(streamId: string, event: DomainEvent, schemaVersion: number,
     actor: meta.actor,
     data: event.data,
   };
+}
+
+/** Freezes an object and everything it holds (plain data: objects, arrays, Dates). */
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const member of Object.values(value)) deepFreeze(member);
 }

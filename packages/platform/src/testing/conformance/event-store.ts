@@ -91,6 +91,31 @@ export function describeEventStore(name: string, makeStore: () => Promise<EventS
       expect((await store.readStream(id)).events.map((e) => [e.type, e.streamVersion])).toEqual([['A', 1], ['B', 2], ['C', 3]]);
     });
 
+    it('reads only the events after a version the stream had, with the stream\'s own version', async () => {
+      const id = uniqueStream();
+      await store.appendToStream(id, [event(id, 'A'), event(id, 'B'), event(id, 'C')], { expectedVersion: 'no_stream' });
+      await store.appendToStream(id, [event(id, 'D')], { expectedVersion: 3 });
+      const after = async (afterVersion: number) => {
+        const read = await store.readStream(id, { afterVersion });
+        return [read.version, read.events.map((e) => [e.type, e.streamVersion])];
+      };
+      const expected = [
+        [4, [['A', 1], ['B', 2], ['C', 3], ['D', 4]]],
+        [4, [['B', 2], ['C', 3], ['D', 4]]],
+        [4, [['C', 3], ['D', 4]]],
+        [4, [['D', 4]]],
+        [4, []],
+      ];
+      // At once (appends just landed), a moment later, and once the whole stream was read.
+      expect(await Promise.all([0, 1, 2, 3, 4].map(after))).toEqual(expected);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await Promise.all([0, 1, 2, 3, 4].map(after))).toEqual(expected);
+      await store.readStream(id);
+      expect(await Promise.all([0, 1, 2, 3, 4].map(after))).toEqual(expected);
+      await store.appendToStream(id, [event(id, 'E')], { expectedVersion: 4 });
+      expect(await after(4)).toEqual([5, [['E', 5]]]);
+    });
+
     it('rejects a wrong expected version with ConcurrencyError and appends nothing', async () => {
       const id = uniqueStream();
       await store.appendToStream(id, [event(id, 'A')], { expectedVersion: 'no_stream' });
