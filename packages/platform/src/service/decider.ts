@@ -82,7 +82,9 @@ export class CommandHandler<C, E extends DomainEvent, S> {
       const envelopes = events.map((e) => envelopeOf(streamId, this.catalog.check(e), this.catalog.versionOf(e.type), meta));
       try {
         const appended = await this.store.appendToStream(streamId, envelopes, { expectedVersion: version === 0 ? 'no_stream' : version });
-        const next = this.#keep(streamId, events.reduce((s, e) => this.decider.evolve(s, e), state), appended.version);
+        // Not kept: many streams are written once and never read again (a forecast); the next
+        // load of one that is folds the new events onto the state it kept before.
+        const next = events.reduce((s, e) => this.decider.evolve(s, e), state);
         return { state: next, events, version: appended.version, positions: appended.positions };
       } catch (error) {
         if (error instanceof ConcurrencyError && attempt < this.retries) continue;
