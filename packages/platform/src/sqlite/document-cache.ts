@@ -7,8 +7,9 @@ import type { JsonObject } from './json-documents.ts';
  * again on every request cost more than finding them.
  *
  * Sound because one store object is the only writer of its file: every commit names the ids it
- * wrote and they leave the cache right after it (and after a rollback, since in memory the reader
- * is the writer). Only reads of committed data fill it, never a unit of work's own reads. Entries
+ * wrote, and right after it they hold what it wrote (`committed`); after a rollback they leave
+ * the cache (in memory the reader is the writer). Otherwise only reads of committed data fill
+ * it, never a unit of work's own reads. Entries
  * are deeply frozen: a caller that changed a shared document would change it for every reader,
  * so it fails at once instead. Bounded by an estimate of the heap the entries take (three times
  * their JSON text), least recently used first out.
@@ -67,6 +68,16 @@ export class DocumentCache {
     const doc = deepFreeze(JSON.parse(text) as JsonObject);
     this.#lru?.set(this.#key(table, id), doc, { size: heapEstimate(text.length) });
     return doc;
+  }
+
+  /**
+   * What a commit wrote: the document (frozen here: the caller hands it over and keeps no
+   * reference it could change) of `chars` characters of JSON, or null for one it deleted.
+   */
+  committed(table: string, id: string, doc: JsonObject | null, chars: number): void {
+    if (!this.#lru) return;
+    if (doc === null) return this.absent(table, id);
+    this.#lru.set(this.#key(table, id), deepFreeze(doc), { size: heapEstimate(chars) });
   }
 
   /** Forgets documents a commit (or rollback) changed. */

@@ -109,6 +109,55 @@ describe('sqlite document store', () => {
     }
   });
 
+  it('hands the next batch and the readers between what a commit wrote: changed on a copy, kept apart from what is committed', async () => {
+    const store = open();
+    const c = store.collection(views);
+    const id = view(1)._id;
+    await c.insertOne(view(1));
+    const first = (await c.findOne({ _id: id }))!;
+    // Batch after batch changes the same document, its indexed field and its array field too.
+    for (let i = 1; i <= 3; i++) {
+      await store.transaction(async () => {
+        await c.updateOne({ _id: id }, { $inc: { forecasts: 1 }, $set: { activityAt: view(100 + i).activityAt, terms: [`t${i}`] } });
+        await c.updateOne({ _id: id }, { $inc: { forecasts: 10 } });
+      });
+      const now = (await c.findOne({ _id: id }))!;
+      expect(now.forecasts).toBe(11 * i);
+      expect(Object.isFrozen(now) && Object.isFrozen(now.terms)).toBe(true);
+      expect((await c.find({ terms: `t${i}` })).map((d) => d._id)).toEqual([id]);
+      expect(await c.find({ terms: 'all' })).toEqual([]);
+      expect((await c.find({ groupSlug: 'g1' }, { sort: { activityAt: -1, _id: -1 }, limit: 1 }))[0]?.activityAt).toBe(view(100 + i).activityAt);
+    }
+    // What a reader was handed never changes under it.
+    expect(first.forecasts).toBe(0);
+    // A unit that fails: readers meanwhile, and after it, see the last commit.
+    let release!: () => void;
+    const paused = new Promise<void>((resolve) => (release = resolve));
+    let midway!: () => void;
+    const reachedMidway = new Promise<void>((resolve) => (midway = resolve));
+    const failing = store.transaction(async () => {
+      await c.updateOne({ _id: id }, { $inc: { forecasts: 100 }, $set: { terms: ['lost'] } });
+      await c.find({ terms: 'lost' });
+      midway();
+      await paused;
+      throw new Error('the batch failed');
+    });
+    await reachedMidway;
+    expect((await c.findOne({ _id: id }))?.forecasts).toBe(33);
+    release();
+    await expect(failing).rejects.toThrow('the batch failed');
+    expect((await c.findOne({ _id: id }))?.forecasts).toBe(33);
+    expect(await c.find({ terms: 'lost' })).toEqual([]);
+    await store.transaction(() => c.updateOne({ _id: id }, { $inc: { forecasts: 1 } }));
+    expect((await c.findOne({ _id: id }))?.forecasts).toBe(34);
+    // Deleted, then written again.
+    await store.transaction(() => c.deleteOne({ _id: id }));
+    expect(await c.findOne({ _id: id })).toBeNull();
+    await store.transaction(() => c.insertOne({ ...view(1), forecasts: 7 }));
+    expect((await c.findOne({ _id: id }))?.forecasts).toBe(7);
+    expect((await c.find({ terms: 'all' })).map((d) => d._id)).toEqual([id]);
+  });
+
   it('a write outside a unit waits for the open unit and is not part of it', async () => {
     const store = open();
     const c = store.collection(views);

@@ -231,6 +231,11 @@ class Table implements TableShape {
     }
   }
 
+  /** True while the collection is bulk-loaded (a rebuild): its secondary indexes wait. */
+  get bulkLoading(): boolean {
+    return this.deferred;
+  }
+
   /** Builds the indexes that waited (deferred). */
   buildIndexes(): void {
     if (!this.deferred) return;
@@ -317,6 +322,8 @@ interface Entry {
   /** As stored: null when the database has no such document. */
   stored: { columns: unknown[]; elements: unknown[][] } | null;
   dirty: boolean;
+  /** Characters of the JSON text last written (the document cache's size estimate). */
+  chars?: number;
 }
 
 /**
@@ -328,6 +335,8 @@ class Unit {
   readonly entries = new Map<Table, Map<string, Entry>>();
   /** Committed or rolled back: a write still made in its async context is a bug (it would escape the unit). */
   ended = false;
+  /** Its COMMIT succeeded: what it wrote is what the database holds. */
+  committed = false;
   /** Ids written to the database, by table: they leave the document cache when the unit ends. */
   readonly written = new Map<Table, Set<string>>();
 
@@ -352,6 +361,7 @@ class Unit {
         const text = JSON.stringify(entry.doc);
         if (entry.stored) table.update(id, text, entry.stored, entry.doc);
         else table.insert(entry.doc, text);
+        entry.chars = text.length;
         entry.stored = { columns: table.columnValues(entry.doc), elements: table.elements(entry.doc) };
       }
       entry.dirty = false;
@@ -526,6 +536,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       const result = fn(own);
       own.flushAll();
       writer.db.exec('COMMIT');
+      own.committed = true;
       setUpInTransaction.clear();
       return result;
     } catch (error) {
@@ -544,22 +555,44 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     setUpInTransaction.clear();
   }
 
-  /** After a unit's commit or rollback: what it wrote is read from the database again. */
+  /**
+   * After a unit's commit or rollback. Committed, the documents it wrote are the committed ones:
+   * they replace the cached ones (the unit's own copies, which nothing else holds, frozen now), so
+   * a document that every batch changes (a Castie being forecast, a person's counts) is neither
+   * read back nor parsed again, by the next batch or by the readers between. Rolled back, they
+   * are read from the database again. A bulk load (a rebuild) writes far more documents than the
+   * cache holds, and nobody reads them meanwhile: it only makes them leave the cache.
+   */
   function ended(unit: Unit): void {
     unit.ended = true;
     for (const [t, ids] of unit.written) {
-      cache.forget(t.name, ids);
+      if (unit.committed && !t.bulkLoading) {
+        const entries = unit.of(t);
+        for (const id of ids) {
+          const entry = entries.get(id)!;
+          cache.committed(t.name, id, entry.doc, entry.chars ?? 0);
+        }
+      } else cache.forget(t.name, ids);
       newGeneration(t.name);
     }
   }
 
-  /** A document by id within a unit: from its cache, else from the database (then cached). */
+  /**
+   * A document by id within a unit: from the unit, else a copy of the committed one in the
+   * document cache, else from the database. The cache holds exactly what is committed: the unit
+   * has written nothing to a document it does not hold yet, and one writer serves the file.
+   */
   function load(unit: Unit, t: Table, id: string): Entry {
     const map = unit.of(t);
     let entry = map.get(id);
     if (!entry) {
-      const text = writer.prepare(`SELECT doc FROM ${t.q} WHERE id = ?`).pluck().get(id) as string | undefined;
-      const doc = text === undefined ? null : (JSON.parse(text) as JsonObject);
+      const cached = cache.get(t.name, id);
+      let doc: JsonObject | null;
+      if (cached !== undefined) doc = cached === null ? null : cloneJson(cached);
+      else {
+        const text = writer.prepare(`SELECT doc FROM ${t.q} WHERE id = ?`).pluck().get(id) as string | undefined;
+        doc = text === undefined ? null : (JSON.parse(text) as JsonObject);
+      }
       entry = { doc, stored: doc ? { columns: t.columnValues(doc), elements: t.elements(doc) } : null, dirty: false };
       map.set(id, entry);
     }
@@ -860,6 +893,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         const result = await units.run(unit, fn);
         unit.flushAll();
         writer.db.exec('COMMIT');
+        unit.committed = true;
         setUpInTransaction.clear();
         return result;
       } catch (error) {
