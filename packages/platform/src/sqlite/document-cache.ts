@@ -71,13 +71,16 @@ export class DocumentCache {
   }
 
   /**
-   * What a commit wrote: the document (frozen here: the caller hands it over and keeps no
-   * reference it could change) of `chars` characters of JSON, or null for one it deleted.
+   * What a commit wrote, for a document the cache holds (one that readers ask for): the new
+   * document (frozen here: the caller hands it over and keeps no reference it could change) of
+   * `chars` characters of JSON, or null for one it deleted. Documents nobody read stay out: most
+   * of what a batch writes (each new forecast, say) is not read again soon, and holding it only
+   * pushed out what is.
    */
   committed(table: string, id: string, doc: JsonObject | null, chars: number): void {
-    if (!this.#lru) return;
-    if (doc === null) return this.absent(table, id);
-    this.#lru.set(this.#key(table, id), deepFreeze(doc), { size: heapEstimate(chars) });
+    const k = this.#keys.get(table)?.get(id);
+    if (k === undefined || !this.#lru) return;
+    this.#lru.set(k, doc === null ? ABSENT : deepFreeze(doc), { size: heapEstimate(doc === null ? id.length : chars) });
   }
 
   /** Forgets documents a commit (or rollback) changed. */

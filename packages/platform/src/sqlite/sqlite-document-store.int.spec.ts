@@ -109,7 +109,7 @@ describe('sqlite document store', () => {
     }
   });
 
-  it('hands the next batch and the readers between what a commit wrote: changed on a copy, kept apart from what is committed', async () => {
+  it('readers holding a document get what each commit wrote to it, frozen, and never what a failed unit wrote', async () => {
     const store = open();
     const c = store.collection(views);
     const id = view(1)._id;
