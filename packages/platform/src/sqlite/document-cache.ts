@@ -7,9 +7,8 @@ import type { JsonObject } from './json-documents.ts';
  * again on every request cost more than finding them.
  *
  * Sound because one store object is the only writer of its file: every commit names the ids it
- * wrote, and right after it they hold what it wrote (`committed`); after a rollback they leave
- * the cache (in memory the reader is the writer). Otherwise only reads of committed data fill
- * it, never a unit of work's own reads. Entries
+ * wrote and they leave the cache right after it (and after a rollback, since in memory the reader
+ * is the writer). Only reads of committed data fill it, never a unit of work's own reads. Entries
  * are deeply frozen: a caller that changed a shared document would change it for every reader,
  * so it fails at once instead. Bounded by an estimate of the heap the entries take (three times
  * their JSON text), least recently used first out.
@@ -68,19 +67,6 @@ export class DocumentCache {
     const doc = deepFreeze(JSON.parse(text) as JsonObject);
     this.#lru?.set(this.#key(table, id), doc, { size: heapEstimate(text.length) });
     return doc;
-  }
-
-  /**
-   * What a commit wrote, for a document the cache holds (one that readers ask for): the new
-   * document (frozen here: the caller hands it over and keeps no reference it could change) of
-   * `chars` characters of JSON, or null for one it deleted. Documents nobody read stay out: most
-   * of what a batch writes (each new forecast, say) is not read again soon, and holding it only
-   * pushed out what is.
-   */
-  committed(table: string, id: string, doc: JsonObject | null, chars: number): void {
-    const k = this.#keys.get(table)?.get(id);
-    if (k === undefined || !this.#lru) return;
-    this.#lru.set(k, doc === null ? ABSENT : deepFreeze(doc), { size: heapEstimate(doc === null ? id.length : chars) });
   }
 
   /** Forgets documents a commit (or rollback) changed. */

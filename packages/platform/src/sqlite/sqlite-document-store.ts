@@ -231,11 +231,6 @@ class Table implements TableShape {
     }
   }
 
-  /** True while the collection is bulk-loaded (a rebuild): its secondary indexes wait. */
-  get bulkLoading(): boolean {
-    return this.deferred;
-  }
-
   /** Builds the indexes that waited (deferred). */
   buildIndexes(): void {
     if (!this.deferred) return;
@@ -322,8 +317,6 @@ interface Entry {
   /** As stored: null when the database has no such document. */
   stored: { columns: unknown[]; elements: unknown[][] } | null;
   dirty: boolean;
-  /** Characters of the JSON text last written (the document cache's size estimate). */
-  chars?: number;
 }
 
 /**
@@ -335,8 +328,6 @@ class Unit {
   readonly entries = new Map<Table, Map<string, Entry>>();
   /** Committed or rolled back: a write still made in its async context is a bug (it would escape the unit). */
   ended = false;
-  /** Its COMMIT succeeded: what it wrote is what the database holds. */
-  committed = false;
   /** Ids written to the database, by table: they leave the document cache when the unit ends. */
   readonly written = new Map<Table, Set<string>>();
 
@@ -361,7 +352,6 @@ class Unit {
         const text = JSON.stringify(entry.doc);
         if (entry.stored) table.update(id, text, entry.stored, entry.doc);
         else table.insert(entry.doc, text);
-        entry.chars = text.length;
         entry.stored = { columns: table.columnValues(entry.doc), elements: table.elements(entry.doc) };
       }
       entry.dirty = false;
@@ -536,7 +526,6 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       const result = fn(own);
       own.flushAll();
       writer.db.exec('COMMIT');
-      own.committed = true;
       setUpInTransaction.clear();
       return result;
     } catch (error) {
@@ -555,33 +544,16 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     setUpInTransaction.clear();
   }
 
-  /**
-   * After a unit's commit or rollback. Committed, the documents it wrote are the committed ones:
-   * those the cache holds are replaced by them (the unit's own copies, which nothing else holds,
-   * frozen now; see DocumentCache.committed), so a document that readers ask for and every batch
-   * changes (a Castie on many feeds being forecast) is not read back and parsed again by the next
-   * reader. Rolled back, they are read from the database again. A bulk load (a rebuild) only makes
-   * them leave the cache, as nobody reads them meanwhile.
-   */
+  /** After a unit's commit or rollback: what it wrote is read from the database again. */
   function ended(unit: Unit): void {
     unit.ended = true;
     for (const [t, ids] of unit.written) {
-      if (unit.committed && !t.bulkLoading) {
-        const entries = unit.of(t);
-        for (const id of ids) {
-          const entry = entries.get(id)!;
-          cache.committed(t.name, id, entry.doc, entry.chars ?? 0);
-        }
-      } else cache.forget(t.name, ids);
+      cache.forget(t.name, ids);
       newGeneration(t.name);
     }
   }
 
-  /**
-   * A document by id within a unit: from the unit, else from the database. (Copying the cached
-   * committed document instead cost more than reading and parsing its row: bench forecasts, four
-   * alternated rounds, 0.82x accepted forecasts/s.)
-   */
+  /** A document by id within a unit: from its cache, else from the database (then cached). */
   function load(unit: Unit, t: Table, id: string): Entry {
     const map = unit.of(t);
     let entry = map.get(id);
@@ -888,7 +860,6 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         const result = await units.run(unit, fn);
         unit.flushAll();
         writer.db.exec('COMMIT');
-        unit.committed = true;
         setUpInTransaction.clear();
         return result;
       } catch (error) {
