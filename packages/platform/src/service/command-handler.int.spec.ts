@@ -66,12 +66,37 @@ describe('command handler', () => {
 
   it('decides every one of many concurrent commands on the current state: the jar never holds more than ten', async () => {
     const handlers = [new CommandHandler(store, catalog, jar), new CommandHandler(store, catalog, jar)];
-    await handlers[0]!.load('jar-2');
+    // Both keep the jar with one marble, then race: each attempt after a conflict folds on from it.
+    await handlers[0]!.handle('jar-2', { colour: 'first' }, meta);
+    for (const handler of handlers) expect((await handler.load('jar-2')).version).toBe(1);
     const results = await Promise.allSettled(Array.from({ length: 25 }, (_, i) => handlers[i % 2]!.handle('jar-2', { colour: `c${i}` }, meta)));
-    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(9);
     expect(results.filter((r) => r.status === 'rejected').every((r) => r.reason instanceof DomainError)).toBe(true);
     for (const handler of handlers) expect((await handler.load('jar-2')).state.marbles).toHaveLength(10);
     expect((await store.readStream('jar-2')).version).toBe(10);
+  });
+
+  it('folds only what follows its kept state, even from a store that answers the whole stream', async () => {
+    const whole: EventStore = { ...store, readStream: (id) => store.readStream(id) };
+    const handler = new CommandHandler(whole, catalog, jar);
+    for (const colour of ['red', 'blue']) await handler.handle('jar-4', { colour }, meta);
+    expect((await handler.load('jar-4')).state.marbles).toEqual(['red', 'blue']);
+    await handler.handle('jar-4', { colour: 'green' }, meta);
+    expect((await handler.load('jar-4')).state.marbles).toEqual(['red', 'blue', 'green']);
+  });
+
+  it('starts over from what the store holds when its kept state is no longer the stream\'s (a store emptied while it ran)', async () => {
+    const emptied = await createLogEventStore({ log, topic: 'jars-emptied' });
+    let inner: EventStore = store;
+    const switching: EventStore = { ...store, readStream: (...args) => inner.readStream(...args), appendToStream: (...args) => inner.appendToStream(...args) };
+    const handler = new CommandHandler(switching, catalog, jar);
+    for (const colour of ['red', 'blue', 'green']) await handler.handle('jar-5', { colour }, meta);
+    expect((await handler.load('jar-5')).version).toBe(3);
+    inner = emptied;
+    const added = await handler.handle('jar-5', { colour: 'white' }, meta);
+    expect([added.version, added.state.marbles]).toEqual([1, ['white']]);
+    expect((await handler.load('jar-5')).state.marbles).toEqual(['white']);
+    await emptied.close();
   });
 
   it('hands out states nobody can change in place, so a careless caller cannot corrupt the next command', async () => {
@@ -80,6 +105,8 @@ describe('command handler', () => {
     const { state } = await handler.load('jar-3');
     expect(() => state.marbles.push('stolen')).toThrow(TypeError);
     expect(() => ((state as { marbles: string[] }).marbles = [])).toThrow(TypeError);
-    expect((await handler.handle('jar-3', { colour: 'blue' }, meta)).state.marbles).toEqual(['red', 'blue']);
+    const added = await handler.handle('jar-3', { colour: 'blue' }, meta);
+    expect(added.state.marbles).toEqual(['red', 'blue']);
+    expect(() => added.state.marbles.pop()).toThrow(TypeError);
   });
 });

@@ -1,5 +1,6 @@
 import type { DomainEvent, EventCatalog, EventEnvelope } from '@castie/contracts';
 import { LRUCache } from 'lru-cache';
+import { deepFreeze } from '../deep-freeze.ts';
 import { randomUUID } from 'node:crypto';
 import type { LogPosition } from '../ports/event-log.ts';
 import { ConcurrencyError, type EventStore } from '../ports/event-store.ts';
@@ -32,8 +33,8 @@ export interface Handled<S, E> {
 /** A 32-character hex id, the shape the spec uses for uuids. */
 export const newId = (): string => randomUUID().replaceAll('-', '');
 
-/** Streams whose folded state a handler keeps (each a small object: a Castie, an account, a follow). */
-const FOLDED_STREAMS = 10_000;
+/** What a handler's kept states may take on the heap, about (a Castie's state takes 1-2 KB). */
+const FOLDED_BYTES = 8 * 1024 * 1024;
 
 /**
  * Loads, decides and appends one aggregate's command with optimistic concurrency; on a conflict it
@@ -43,11 +44,12 @@ const FOLDED_STREAMS = 10_000;
  * It keeps the state it folded for the streams it handled lately, with the version folded up to:
  * events never change, so that state stays the stream's state at that version, and the next load
  * reads and folds only the events after it (none, mostly: a Castie is read at every forecast, an
- * account at every read of its preferences). Kept states are deeply frozen, as every caller shares
- * them: code that changed one in place would change the stream's state for the next command.
+ * account at every read of its preferences). The states it hands out are deeply frozen, as every
+ * caller shares the kept ones: code that changed one in place would change the stream's state for
+ * the next command. Bounded by an estimate of their heap (FOLDED_BYTES per handler).
  */
 export class CommandHandler<C, E extends DomainEvent, S> {
-  readonly #folded = new LRUCache<string, { state: S; version: number }>({ max: FOLDED_STREAMS });
+  readonly #folded = new LRUCache<string, { state: S; version: number }>({ maxSize: FOLDED_BYTES });
 
   constructor(
     private readonly store: EventStore,
@@ -60,18 +62,15 @@ export class CommandHandler<C, E extends DomainEvent, S> {
   /** Current state and version of a stream (frozen: see the class comment). */
   async load(streamId: string): Promise<{ state: S; version: number }> {
     const known = this.#folded.get(streamId);
-    const { version, events } = await this.store.readStream(streamId, known ? { afterVersion: known.version } : {});
+    const after = known?.version ?? 0;
+    const { version, events } = await this.store.readStream(streamId, known ? { afterVersion: after } : {});
     if (known && events.length === 0) return { state: known.state, version: known.version };
     let state = known?.state ?? this.decider.initialState();
-    for (const envelope of events) state = this.decider.evolve(state, this.catalog.parse(envelope) as E);
-    return { state: this.#keep(streamId, state, version), version };
-  }
-
-  /** Keeps a stream's state at a version (unless a later one is kept already) and returns it frozen. */
-  #keep(streamId: string, state: S, version: number): S {
+    // Only what follows the kept state, whatever the store answered.
+    for (const envelope of events) if (envelope.streamVersion > after) state = this.decider.evolve(state, this.catalog.parse(envelope) as E);
     deepFreeze(state);
-    if (version > 0 && (this.#folded.get(streamId)?.version ?? -1) < version) this.#folded.set(streamId, { state, version });
-    return state;
+    if (version > 0 && (this.#folded.get(streamId)?.version ?? -1) < version) this.#folded.set(streamId, { state, version }, { size: heapBytes(state) });
+    return { state, version };
   }
 
   async handle(streamId: string, command: C, meta: CommandMeta): Promise<Handled<S, E>> {
@@ -84,9 +83,12 @@ export class CommandHandler<C, E extends DomainEvent, S> {
         const appended = await this.store.appendToStream(streamId, envelopes, { expectedVersion: version === 0 ? 'no_stream' : version });
         // Not kept: many streams are written once and never read again (a forecast); the next
         // load of one that is folds the new events onto the state it kept before.
-        const next = events.reduce((s, e) => this.decider.evolve(s, e), state);
+        const next = deepFreeze(events.reduce((s, e) => this.decider.evolve(s, e), state));
         return { state: next, events, version: appended.version, positions: appended.positions };
       } catch (error) {
+        // The next attempt reads the whole stream: a kept state that is no longer the stream's
+        // (its store was emptied while this process ran) cannot refuse every command forever.
+        if (error instanceof ConcurrencyError) this.#folded.delete(streamId);
         if (error instanceof ConcurrencyError && attempt < this.retries) continue;
         throw error;
       }
@@ -129,9 +131,11 @@ function envelopeOf(streamId: string, event: DomainEvent, schemaVersion: number,
   };
 }
 
-/** Freezes an object and everything it holds (plain data: objects, arrays, Dates). */
-function deepFreeze(value: unknown): void {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
-  Object.freeze(value);
-  for (const member of Object.values(value)) deepFreeze(member);
+/** About what plain data takes on the heap: two bytes a character, 16 a value, 32 an object or array. */
+function heapBytes(value: unknown): number {
+  if (typeof value === 'string') return 16 + 2 * value.length;
+  if (value === null || typeof value !== 'object') return 16;
+  let bytes = 32;
+  for (const key in value) bytes += 2 * key.length + heapBytes((value as Record<string, unknown>)[key]);
+  return bytes;
 }

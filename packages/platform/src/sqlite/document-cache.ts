@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { deepFreeze } from '../deep-freeze.ts';
 import type { JsonObject } from './json-documents.ts';
 
 /**
@@ -112,12 +113,3 @@ const GET_OPTIONS: LRUCache.GetOptions<string, JsonObject, unknown> = {};
 
 /** Parsed JSON takes about three times its text on the heap, plus the entry and its key. */
 const heapEstimate = (chars: number): number => 3 * chars + 160;
-
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
-}

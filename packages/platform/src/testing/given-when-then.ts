@@ -1,5 +1,6 @@
 import { DomainError, type DomainEvent, type ErrorType } from '@castie/contracts';
 import type { Decider } from '../index.ts';
+import { deepFreeze } from '../deep-freeze.ts';
 import { expect } from 'vitest';
 
 /**
@@ -11,7 +12,9 @@ import { expect } from 'vitest';
 export function deciderSpec<C, E extends DomainEvent, S>(decider: Decider<C, E, S>) {
   return {
     given(events: readonly E[]) {
-      const state = events.reduce((s, e) => decider.evolve(s, e), decider.initialState());
+      // Frozen at every step, as CommandHandler hands states out: an evolve or decide that
+      // changed a state in place fails here.
+      const state = events.reduce((s, e) => deepFreeze(decider.evolve(s, e)), deepFreeze(decider.initialState()));
       return {
         state,
         when(command: C) {

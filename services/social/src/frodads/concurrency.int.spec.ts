@@ -23,7 +23,7 @@ beforeEach(async () => {
   // Counts the conflicts, to show the race really happened.
   store = {
     topic: inner.topic,
-    readStream: (id) => inner.readStream(id),
+    readStream: (id, options) => inner.readStream(id, options),
     appendToStream: async (id, events, options) => {
       try {
         return await inner.appendToStream(id, events, options);

@@ -114,6 +114,16 @@ export function describeEventStore(name: string, makeStore: () => Promise<EventS
       expect(await Promise.all([0, 1, 2, 3, 4].map(after))).toEqual(expected);
       await store.appendToStream(id, [event(id, 'E')], { expectedVersion: 4 });
       expect(await after(4)).toEqual([5, [['E', 5]]]);
+      if (!fixture.reopen) return;
+      // Reopened (a restart): from what the store kept on disk alone.
+      await store.close();
+      store = await fixture.reopen();
+      expect(await Promise.all([1, 2, 4, 5].map(after))).toEqual([
+        [5, [['B', 2], ['C', 3], ['D', 4], ['E', 5]]],
+        [5, [['C', 3], ['D', 4], ['E', 5]]],
+        [5, [['E', 5]]],
+        [5, []],
+      ]);
     });
 
     it('rejects a wrong expected version with ConcurrencyError and appends nothing', async () => {
