@@ -34,11 +34,14 @@ beforeEach(async () => {
   log = await createFileEventLog({ dir });
   store = await createLogEventStore({ log, topic: 'jars' });
   readSizes = [];
-  counting = { ...store, readStream: async (...args) => {
-    const read = await store.readStream(...args);
-    readSizes.push(read.events.length);
-    return read;
-  } };
+  counting = {
+    ...store,
+    readStream: async (...args) => {
+      const read = await store.readStream(...args);
+      readSizes.push(read.events.length);
+      return read;
+    },
+  };
 });
 afterEach(async () => {
   await store.close();

@@ -1,7 +1,7 @@
 import type { DomainEvent, EventCatalog, EventEnvelope } from '@castie/contracts';
 import { LRUCache } from 'lru-cache';
-import { deepFreeze } from '../deep-freeze.ts';
 import { randomUUID } from 'node:crypto';
+import { deepFreeze } from '../deep-freeze.ts';
 import type { LogPosition } from '../ports/event-log.ts';
 import { ConcurrencyError, type EventStore } from '../ports/event-store.ts';
 
