@@ -419,8 +419,15 @@ function idsOnly(filter: JsonObject, options: { sort?: Record<string, 1 | -1>; s
   return options.limit && options.limit < values.length ? null : (values as string[]);
 }
 
-/** Documents in `_id` order (ids are strings). */
-const byId = (a: JsonObject, b: JsonObject): number => ((a._id as string) < (b._id as string) ? -1 : (a._id as string) > (b._id as string) ? 1 : 0);
+/** Ids in order (by UTF-16 code units, as `<` compares strings), each once. */
+function sortedUnique(ids: readonly string[]): readonly string[] {
+  if (ids.length < 2) return ids;
+  const sorted = ids.slice().sort();
+  let unique = 1;
+  for (let i = 1; i < sorted.length; i++) if (sorted[i] !== sorted[unique - 1]) sorted[unique++] = sorted[i]!;
+  sorted.length = unique;
+  return sorted;
+}
 
 /** The `_id` a filter pins down by plain equality, if any. */
 function pinnedId(filter: JsonObject): string | null {
@@ -639,17 +646,15 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     if (ids) {
       // The ids hold by construction; the other equalities are checked here. In id order, as the
       // id index gives them, each document once. (A feed page asks this some ten times, for
-      // hundreds of ids: one pass, no intermediate sets or arrays.)
+      // hundreds of ids.) The ids are put in order, not the documents: sorting documents by a
+      // field through a comparator was 14 % of a home page's CPU (a property read per comparison
+      // on documents of many shapes); strings sort natively.
       let rest: JsonObject | null = null;
       for (const key in filter) if (key !== '_id') (rest ??= {})[key] = filter[key]!;
-      const docs = unorderedByIds(t, ids);
+      const docs = committedByIds(t, sortedUnique(ids));
       let kept = 0;
       for (const doc of docs) if (rest === null || matches(doc, rest, t.arrays)) docs[kept++] = doc;
-      docs.length = kept;
-      docs.sort(byId);
-      let unique = 0;
-      for (const doc of docs) if (unique === 0 || docs[unique - 1]!._id !== doc._id) docs[unique++] = doc;
-      docs.length = options.limit ? Math.min(unique, options.limit) : unique;
+      docs.length = options.limit ? Math.min(kept, options.limit) : kept;
       return options.projection ? docs.map((doc) => project(doc, options.projection)) : docs;
     }
     const { sql, params } = select(t, filter, options);
@@ -663,35 +668,22 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   }
 
   /**
-   * Committed documents by id, in no particular order (an id named twice may come twice), from
-   * the document cache, else read in one statement (and cached); ids without a document are left out.
-   */
-  function unorderedByIds(t: Table, ids: readonly string[]): JsonObject[] {
-    const found: JsonObject[] = [];
-    let missing: string[] | null = null;
-    for (const id of ids) {
-      const doc = cache.get(t.name, id);
-      if (doc === undefined) (missing ??= []).push(id);
-      else if (doc !== null) found.push(doc);
-    }
-    if (missing) for (const doc of committedByIds(t, missing)) found.push(doc);
-    return found;
-  }
-
-  /**
    * Committed documents by id, in the order given, from the document cache, else read in one
    * statement (and cached); ids without a document are left out.
    */
   function committedByIds(t: Table, ids: readonly string[]): JsonObject[] {
-    const found: (JsonObject | null | undefined)[] = ids.map((id) => cache.get(t.name, id));
-    const missing = ids.filter((_id, i) => found[i] === undefined);
-    if (missing.length > 0) {
+    const found: (JsonObject | null | undefined)[] = new Array(ids.length);
+    let missing: string[] | null = null;
+    for (let i = 0; i < ids.length; i++) if ((found[i] = cache.get(t.name, ids[i]!)) === undefined) (missing ??= []).push(ids[i]!);
+    if (missing) {
       const read = new Map<string, JsonObject>();
       for (const row of committed().prepare(`SELECT id, doc FROM ${t.q} WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(missing)) as Row[]) read.set(row.id, cache.parsed(t.name, row.id, row.doc));
       for (const id of missing) if (!read.has(id)) cache.absent(t.name, id);
       for (let i = 0; i < ids.length; i++) if (found[i] === undefined) found[i] = read.get(ids[i]!) ?? null;
     }
-    return found.filter((doc): doc is JsonObject => !!doc);
+    const docs: JsonObject[] = [];
+    for (const doc of found) if (doc) docs.push(doc);
+    return docs;
   }
 
   /** Ids of matching documents, for writes (the unit's pending writes to the table are flushed first). */
