@@ -87,6 +87,12 @@ export function createMongoDocumentStore(options: MongoDocumentStoreOptions): Do
       async find(filter: unknown, findOptions: object = {}) {
         return (await opened()).find(filterOf(filter), findOptions).toArray();
       },
+      async byIds(ids: readonly string[]) {
+        const found = new Map<string, Doc>();
+        if (ids.length === 0) return found;
+        for (const doc of await (await opened()).find({ _id: { $in: [...new Set(ids)] } }).toArray()) found.set(doc._id, doc);
+        return found;
+      },
       async countDocuments(filter?: unknown) {
         return (await opened()).countDocuments(filterOf(filter));
       },

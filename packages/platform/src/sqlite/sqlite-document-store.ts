@@ -668,8 +668,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   }
 
   /**
-   * Committed documents by id, in the order given, from the document cache, else read in one
-   * statement (and cached); ids without a document are left out.
+   * Committed documents by id, in the order given (an id named twice comes twice), from the
+   * document cache, else read in one statement (and cached); ids without a document are left out.
    */
   function committedByIds(t: Table, ids: readonly string[]): JsonObject[] {
     const found: (JsonObject | null | undefined)[] = new Array(ids.length);
@@ -730,6 +730,18 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
 
       async find(filter: unknown, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number; projection?: Record<string, 1> } = {}) {
         return query(t(), asFilter(filter), options);
+      },
+
+      async byIds(ids: readonly string[]) {
+        const found = new Map<string, JsonObject>();
+        if (ids.length === 0) return found;
+        const tb = t();
+        const current = units.getStore();
+        // Inside a unit of work (or while the in-memory writer is in one), through query: it sees
+        // the unit's own writes.
+        const docs = (current && !current.ended) || (memory && writer.db.inTransaction) || setUpInTransaction.has(tb.name) ? query(tb, { _id: { $in: [...ids] } }, {}) : committedByIds(tb, ids);
+        for (const doc of docs) found.set(doc._id as string, doc);
+        return found;
       },
 
       async countDocuments(filter?: unknown) {

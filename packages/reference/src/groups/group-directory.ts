@@ -272,7 +272,7 @@ export class GroupDirectory {
     if (friendIds.length === 0 || slugs.length === 0) return new Map();
     if (slugs.length * friendIds.length > FRIEND_MEMBERSHIP_LOOKUPS) return this.#memberships.countBy({ userId: { $in: [...friendIds] }, following: true }, 'slug');
     const counts = new Map<string | null, number>();
-    for (const m of await this.#memberships.find({ _id: { $in: slugs.flatMap((slug) => friendIds.map((id) => membershipId(slug, id))) } })) {
+    for (const m of (await this.#memberships.byIds(slugs.flatMap((slug) => friendIds.map((id) => membershipId(slug, id))))).values()) {
       if (m.following) counts.set(m.slug, (counts.get(m.slug) ?? 0) + 1);
     }
     return counts;

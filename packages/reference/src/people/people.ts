@@ -55,13 +55,11 @@ export class People {
 
   /** Active people by id (deleted ones vanish from lists). */
   async activeByIds(ids: readonly string[]): Promise<Map<string, PersonDoc>> {
-    if (ids.length === 0) return new Map();
     // The store answers each document once, whatever the repeats in `ids` (a feed page names a
-    // creator per Castie). The Map is filled in a loop: no array of pairs per call.
-    const found = await this.#people.find({ _id: { $in: [...ids] }, status: 'active' });
-    const byId = new Map<string, PersonDoc>();
-    for (const person of found) byId.set(person._id, person);
-    return byId;
+    // creator per Castie); deleted people are left out here.
+    const found = await this.#people.byIds(ids);
+    for (const [id, person] of found) if (person.status !== 'active') found.delete(id);
+    return found;
   }
 
   /**

@@ -178,7 +178,7 @@ export class CastieObjects {
     const friendIds = await people.friendIds(requesterId);
     // Which frodads forecast which Casties of the page: rosters, not every forecast of the page.
     const [mine, friendsOnPage, comments] = await Promise.all([
-      this.deps.forecasts.find({ _id: { $in: ids.map((id) => forecastDocId(id, requesterId)) } }),
+      this.deps.forecasts.byIds(ids.map((id) => forecastDocId(id, requesterId))),
       frodadsWhoForecast(this.deps, ids, friendIds),
       commentCounts(this.deps.commentCounts, ids),
     ]);
@@ -187,7 +187,8 @@ export class CastieObjects {
     for (const view of views) shownIds.add(view.creatorId);
     for (const forecasters of friendsOnPage.values()) for (const id of forecasters) shownIds.add(id);
     const persons = await people.activeByIds([...shownIds]);
-    const mineBy = new Map(mine.map((f) => [f.castieId, f]));
+    const mineBy = new Map<string, ForecastDoc>();
+    for (const f of mine.values()) mineBy.set(f.castieId, f);
     // The per-viewer members, written as JSON directly (the members and order `personal` gives),
     // in pieces the response joins once (see RawJson): the shared fragments are not copied here.
     const out = ['{'];
@@ -245,7 +246,7 @@ export class CastieObjects {
   async forecastObjects(forecasts: readonly ForecastDoc[]): Promise<Record<string, ForecastObject>> {
     if (forecasts.length === 0) return {};
     const now = this.deps.clock.now();
-    const views = new Map((await this.deps.views.find({ _id: { $in: [...new Set(forecasts.map((f) => f.castieId))] } })).map((v) => [v._id, v]));
+    const views = await this.deps.views.byIds(forecasts.map((f) => f.castieId));
     const out: Record<string, ForecastObject> = {};
     for (const f of [...forecasts].sort((a, b) => (a.placedAt < b.placedAt ? 1 : -1))) {
       const view = views.get(f.castieId);

@@ -29,8 +29,9 @@ export const shownToAll = (c: Pick<CommentDoc, 'deleted' | 'reporters'>): boolea
 
 /** commentsCount of many Casties at once (one query), for Castie objects. */
 export async function commentCounts(counts: Collection<CommentCountDoc>, castieIds: readonly string[]): Promise<Map<string, number>> {
-  if (castieIds.length === 0) return new Map();
-  return new Map((await counts.find({ _id: { $in: [...castieIds] } })).map((c) => [c._id, Math.max(0, c.shown)]));
+  const shown = new Map<string, number>();
+  for (const [id, c] of await counts.byIds(castieIds)) shown.set(id, Math.max(0, c.shown));
+  return shown;
 }
 
 /**

@@ -55,7 +55,7 @@ export function exportRoutes(app: FastifyInstance, ctx: ExportRoutesDeps): void 
     const { docs, next } = page(await ctx.forecasts.find({ userId, ...(after ? { _id: { $gt: after } } : {}) }, { sort: { _id: 1 }, limit }), limit);
     const hidden = new Set(await ctx.groups.hiddenSlugsFor(userId));
     const shown = docs.filter((f) => !hidden.has(f.groupSlug));
-    const views = new Map((await ctx.views.find({ _id: { $in: [...new Set(shown.map((f) => f.castieId))] } })).map((v) => [v._id, v]));
+    const views = await ctx.views.byIds(shown.map((f) => f.castieId));
     const now = ctx.clock.now();
     const items = shown.flatMap((f): ExportedForecast[] => {
       const view = views.get(f.castieId);
@@ -112,7 +112,7 @@ export function exportRoutes(app: FastifyInstance, ctx: ExportRoutesDeps): void 
     const { after, limit } = pageQuery(request);
     const { docs, next } = page(await ctx.commentDocs.find({ userId, deleted: false, ...(after ? { _id: { $gt: after } } : {}) }, { sort: { _id: 1 }, limit }), limit);
     const hidden = new Set(await ctx.groups.hiddenSlugsFor(userId));
-    const views = new Map((await ctx.views.find({ _id: { $in: [...new Set(docs.map((c) => c.castieId))] } })).map((v) => [v._id, v]));
+    const views = await ctx.views.byIds(docs.map((c) => c.castieId));
     const items = docs.flatMap((c): ExportedComment[] => {
       const view = views.get(c.castieId);
       if (!view || hidden.has(view.groupSlug)) return [];

@@ -96,7 +96,7 @@ export function feedRoutes(app: FastifyInstance, ctx: FeedRoutesDeps): void {
       };
       const found = await ctx.search.find(filter, { sort: { createdAt: -1, _id: -1 }, limit: query.limit + 1, projection: { createdAt: 1 } });
       const hits = found.slice(0, query.limit);
-      const byId = new Map((await ctx.views.find({ _id: { $in: hits.map((h) => h._id) } })).map((v) => [v._id, v]));
+      const byId = await ctx.views.byIds(hits.map((h) => h._id));
       const views = hits.map((h) => byId.get(h._id)).filter((v) => v !== undefined);
       const last = hits.at(-1);
       const hasMore = found.length > query.limit;

@@ -128,8 +128,9 @@ export async function frodadsWhoForecast(
 ): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   if (castieIds.length === 0 || friendIds.length === 0) return out;
-  const [numbers, rosters] = await Promise.all([collections.forecasters.find({ _id: { $in: [...friendIds] } }), collections.rosters.find({ _id: { $in: [...castieIds] } })]);
-  if (numbers.length === 0) return out;
+  const [byFriend, rosters] = await Promise.all([collections.forecasters.byIds(friendIds), collections.rosters.byIds(castieIds)]);
+  if (byFriend.size === 0) return out;
+  const numbers = [...byFriend.values()];
   const friendByNumber = new Map<number, string>();
   for (const { n, _id } of numbers) friendByNumber.set(n, _id);
   // A bitmap over the frodads' numbers answers "is this a frodad" without a lookup per forecaster.
@@ -141,7 +142,7 @@ export async function frodadsWhoForecast(
   }
   const bits = new Uint8Array(((max - min) >> 3) + 1);
   for (const { n } of numbers) bits[(n - min) >> 3]! |= 1 << ((n - min) & 7);
-  for (const roster of rosters) {
+  for (const roster of rosters.values()) {
     const forecasters = rosterNumbers(roster);
     let found: string[] | undefined;
     for (let i = 0; i < forecasters.length; i++) {

@@ -112,9 +112,9 @@ export class NotificationViews {
   }
 
   private async questions(castieIds: string[]): Promise<Map<string, string>> {
-    const ids = [...new Set(castieIds)];
-    if (ids.length === 0) return new Map();
-    return new Map((await this.#c.casties.find({ _id: { $in: ids } })).map((c) => [c._id, c.question]));
+    const questions = new Map<string, string>();
+    for (const [id, castie] of await this.#c.casties.byIds(castieIds)) questions.set(id, castie.question);
+    return questions;
   }
 
   /**
@@ -132,7 +132,7 @@ export class NotificationViews {
       friends.size && followed.length ? this.#c.activity.find({ actorId: { $in: [...friends.keys()] }, at: range, groupSlug: { $in: followed } }) : Promise.resolve([] as ActivityDoc[]),
     ]);
     const castieIds = [...new Set([...onMine, ...byFriends].map((a) => a.castieId))];
-    const casties = new Map((castieIds.length ? await this.#c.casties.find({ _id: { $in: castieIds } }) : []).map((c) => [c._id, c]));
+    const casties = await this.#c.casties.byIds(castieIds);
     const actors = await this.people.activeByIds(onMine.map((a) => a.actorId));
     for (const [id, person] of friends) actors.set(id, person);
     const following = new Set(followed);

@@ -126,6 +126,28 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
         expect(await c.find({ _id: { $in: [] } })).toEqual([]);
       });
 
+      it('looks documents up by ids, each once, and sees a unit of work its own writes', async () => {
+        const c = await seeded();
+        const keys = (found: Map<string, Person>) => [...found.keys()].sort();
+        expect(keys(await c.byIds(['c', 'a', 'nobody', 'e', 'a']))).toEqual(['a', 'c', 'e']);
+        // Again, now that the documents were read once (a store may keep them, and that nobody is not there).
+        const again = await c.byIds(['e', 'a', 'nobody', 'a']);
+        expect(keys(again)).toEqual(['a', 'e']);
+        expect(again.get('a')).toEqual(people()[0]);
+        expect((await c.byIds([])).size).toBe(0);
+        const inside = await store.transaction(async () => {
+          await c.insertOne({ _id: 'nobody', handle: 'new', age: 2, tags: [] });
+          await c.deleteOne({ _id: 'a' });
+          await c.updateOne({ _id: 'c' }, { $set: { age: 32 } });
+          return c.byIds(['a', 'nobody', 'c']);
+        });
+        expect(keys(inside)).toEqual(['c', 'nobody']);
+        expect(inside.get('c')?.age).toBe(32);
+        const after = await c.byIds(['a', 'nobody', 'c']);
+        expect(keys(after)).toEqual(['c', 'nobody']);
+        expect(after.get('c')?.age).toBe(32);
+      });
+
       it('counts documents, all or matching a filter', async () => {
         const c = await seeded();
         expect(await c.countDocuments()).toBe(5);
