@@ -161,6 +161,39 @@ describe('what a page shows after a change', () => {
   });
 });
 
+describe('frodads on a page', () => {
+  it('shows a frodad made, lost or newly forecasting since the last read, in the order they forecast', async () => {
+    const [fay, gus, hal, ivy] = [await fx.person('fay'), await fx.person('gus'), await fx.person('hal'), await fx.person('ivy')];
+    await fx.group('weather');
+    for (const p of [fay, gus, hal, ivy]) await fx.follow(p, 'weather');
+    const rain = await fx.castie(fay, open('weather', 'Will it rain on the parade?'));
+    const sun = await fx.castie(fay, open('weather', 'Will the sun shine at noon?'));
+    const yes = async (uuid: string) => Object.keys((await fx.get(`/api/casties/${uuid}/answer/`, fay)).body.answer_options)[0];
+    const pics = async () => {
+      const page = api.casties.home.response.parse((await fx.get('/api/home/following/?groups=weather', fay)).body).casties!;
+      return { rain: page[rain]!.friendPics, sun: page[sun]!.friendPics, rainCount: page[rain]!.friendCount };
+    };
+    await fx.post(`/api/casties/${rain}/forecast/`, hal, { answer_id: await yes(rain) });
+    await fx.post(`/api/casties/${rain}/forecast/`, gus, { answer_id: await yes(rain) });
+    // Twice each time: the second read may answer from what the first one found.
+    for (let i = 0; i < 2; i++) expect(await pics()).toEqual({ rain: [], sun: [], rainCount: 0 });
+
+    await fx.befriend(fay, gus);
+    for (let i = 0; i < 2; i++) expect(await pics()).toEqual({ rain: ['/media/gus.png'], sun: [], rainCount: 1 });
+    await fx.befriend(hal, fay);
+    for (let i = 0; i < 2; i++) expect(await pics()).toEqual({ rain: ['/media/hal.png', '/media/gus.png'], sun: [], rainCount: 2 });
+
+    // A frodad's first forecast ever, on the other Castie.
+    await fx.befriend(fay, ivy);
+    for (let i = 0; i < 2; i++) expect(await pics()).toEqual({ rain: ['/media/hal.png', '/media/gus.png'], sun: [], rainCount: 2 });
+    await fx.post(`/api/casties/${sun}/forecast/`, ivy, { answer_id: await yes(sun) });
+    for (let i = 0; i < 2; i++) expect(await pics()).toEqual({ rain: ['/media/hal.png', '/media/gus.png'], sun: ['/media/ivy.png'], rainCount: 2 });
+
+    await fx.unfriend(gus, fay);
+    for (let i = 0; i < 2; i++) expect(await pics()).toEqual({ rain: ['/media/hal.png'], sun: ['/media/ivy.png'], rainCount: 1 });
+  });
+});
+
 describe('rebuilding the read models', () => {
   it('answers the same after dropping the read models and replaying the log', async () => {
     const urls = ['/api/home/spicy/', '/api/home/new/?limit=2', `/api/casties/${uuids.derby}/`, '/api/search/casties/?q=surprise', '/api/profile/ada/stats/', '/api/groups/sports/', '/api/leaderboard/sports/'];

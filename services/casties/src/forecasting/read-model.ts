@@ -117,19 +117,42 @@ function rosterNumbers(roster: RosterDoc): Uint32Array {
 }
 
 /**
- * Which of a viewer's frodads forecast each Castie of a page: two indexed lookups (the frodads'
- * numbers, the Casties' rosters) and a pass over the rosters in memory, whatever the number of
+ * Which frodads forecast a Castie, per friend list and roster: both are frozen documents of the
+ * store's cache (a friend list's array and a roster are the same objects until a commit changes
+ * them), so an answer holds exactly as long as both do, and goes with them. A frodad's number
+ * never changes, and a frodad who gets one (their first forecast) is in the new roster of that
+ * Castie only. Scanning rosters was the largest part of a home page's own work (rosters of
+ * popular Casties hold thousands of forecasters), and most of a page's rosters do not change
+ * between two reads by the same person. (A store that hands out copies, such as MongoDB, misses
+ * every time.)
+ */
+const frodadsOnRoster = new WeakMap<readonly string[], WeakMap<RosterDoc, readonly string[]>>();
+const NONE: readonly string[] = Object.freeze([]);
+
+/**
+ * Which of a viewer's frodads forecast each Castie of a page, in the order they forecast: the
+ * Casties' rosters by id, then, for the rosters not answered before (see frodadsOnRoster), the
+ * frodads' numbers by id and a pass over those rosters in memory, whatever the number of
  * forecasts on the page.
  */
 export async function frodadsWhoForecast(
   collections: { rosters: Collection<RosterDoc>; forecasters: Collection<ForecasterDoc> },
   castieIds: readonly string[],
   friendIds: readonly string[],
-): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>();
+): Promise<Map<string, readonly string[]>> {
+  const out = new Map<string, readonly string[]>();
   if (castieIds.length === 0 || friendIds.length === 0) return out;
-  const [byFriend, rosters] = await Promise.all([collections.forecasters.byIds(friendIds), collections.rosters.byIds(castieIds)]);
-  if (byFriend.size === 0) return out;
+  const rosters = await collections.rosters.byIds(castieIds);
+  let known = Object.isFrozen(friendIds) ? frodadsOnRoster.get(friendIds) : undefined;
+  if (!known && Object.isFrozen(friendIds)) frodadsOnRoster.set(friendIds, (known = new WeakMap()));
+  const unknown: RosterDoc[] = [];
+  for (const roster of rosters.values()) {
+    const found = known?.get(roster);
+    if (found === undefined) unknown.push(roster);
+    else if (found.length > 0) out.set(roster._id, found);
+  }
+  if (unknown.length === 0) return out;
+  const byFriend = await collections.forecasters.byIds(friendIds);
   const numbers = [...byFriend.values()];
   const friendByNumber = new Map<number, string>();
   for (const { n, _id } of numbers) friendByNumber.set(n, _id);
@@ -140,10 +163,10 @@ export async function frodadsWhoForecast(
     if (n < min) min = n;
     if (n > max) max = n;
   }
-  const bits = new Uint8Array(((max - min) >> 3) + 1);
+  const bits = new Uint8Array(numbers.length === 0 ? 0 : ((max - min) >> 3) + 1);
   for (const { n } of numbers) bits[(n - min) >> 3]! |= 1 << ((n - min) & 7);
-  for (const roster of rosters.values()) {
-    const forecasters = rosterNumbers(roster);
+  for (const roster of unknown) {
+    const forecasters = numbers.length === 0 ? EMPTY_NUMBERS : rosterNumbers(roster);
     let found: string[] | undefined;
     for (let i = 0; i < forecasters.length; i++) {
       const at = forecasters[i]! - min;
@@ -151,7 +174,11 @@ export async function frodadsWhoForecast(
       if (at >>> 0 > max - min || (bits[at >>> 3]! & (1 << (at & 7))) === 0) continue;
       (found ??= []).push(friendByNumber.get(at + min)!);
     }
-    if (found) out.set(roster._id, found);
+    const answer = found ? Object.freeze(found) : NONE;
+    if (Object.isFrozen(roster)) known?.set(roster, answer);
+    if (found) out.set(roster._id, answer);
   }
   return out;
 }
+
+const EMPTY_NUMBERS = new Uint32Array(0);

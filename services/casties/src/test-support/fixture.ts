@@ -144,6 +144,11 @@ export class CastiesFixture {
     ]);
   }
 
+  async unfriend(a: Person, b: Person): Promise<void> {
+    const ids = [a.userId, b.userId].sort();
+    await this.publish(socialEvents, `frodads-${ids[0]}-${ids[1]}`, [{ type: 'FrodadRemoved', data: { byId: a.userId, otherId: b.userId } }]);
+  }
+
   async request(method: 'GET' | 'POST', url: string, as: Person, body?: Record<string, unknown>) {
     const headers: Record<string, string> = { [internalHeaders.userId]: as.userId, [internalHeaders.handle]: encodeURIComponent(as.handle), [internalHeaders.email]: `${as.handle}@example.com` };
     const res = await this.app.inject({ method, url, headers, ...(body ? { payload: body } : {}) });
