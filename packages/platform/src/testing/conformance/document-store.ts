@@ -218,6 +218,23 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
         });
       }
 
+      it('answers every filter by itself, however many were asked before on the same collection (a store may keep answers)', async () => {
+        const c = await seeded();
+        const cases: [string, Filter<Person>, string[]][] = [
+          ...filterCases,
+          ['another RegExp', { handle: { $regex: /^b/ } }, ['b']],
+          ['a third RegExp, with a flag', { handle: { $regex: /^D/i } }, ['d']],
+        ];
+        for (let round = 0; round < 2; round++) {
+          for (const [title, filter, expected] of cases) {
+            expect(ids(await c.find(filter)), `${title}, round ${round}`).toEqual(expected);
+            const byAge = (await c.find(filter, { sort: { age: 1, _id: 1 } })).map((d) => d._id);
+            expect((await c.find(filter, { sort: { age: 1, _id: 1 }, limit: 2 })).map((d) => d._id), `${title} (2 by age), round ${round}`).toEqual(byAge.slice(0, 2));
+            expect(byAge.sort(), `${title} (by age), round ${round}`).toEqual(expected);
+          }
+        }
+      });
+
       it('answers every filter the same inside a unit of work, for documents the unit holds', async () => {
         const c = await seeded();
         for (const [title, filter, expected] of filterCases) {
