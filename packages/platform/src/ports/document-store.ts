@@ -166,9 +166,10 @@ export interface Collection<T extends Doc> {
   find(filter: Filter<T>, options?: FindOptions<T>): Promise<T[]>;
   find<K extends Path<T> & keyof T>(filter: Filter<T>, options: FindOptions<T> & { projection: FieldProjection<K> }): Promise<Pick<T, K | '_id'>[]>;
   /**
-   * The documents with these ids, by id: each found once, whatever the repeats; ids without a
-   * document are absent. No order, which spares an adapter sorting what a caller only joins by id
-   * (a feed page looks up some ten lists of hundreds of ids).
+   * The documents with these ids, by id (none for no ids): ids named more than once are fine, and
+   * ids without a document are absent. Inside a unit of work it sees the unit's own writes, as
+   * find does. No order, which spares an adapter sorting what a caller only joins by id (a feed
+   * page looks up some ten lists of hundreds of ids).
    */
   byIds(ids: readonly string[]): Promise<Map<string, T>>;
   countDocuments(filter?: Filter<T>): Promise<number>;

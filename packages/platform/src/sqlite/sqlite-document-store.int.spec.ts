@@ -271,6 +271,40 @@ describe('sqlite document store', () => {
     expect(await newest()).toEqual([]);
   });
 
+  it('keeps the answers of two finds apart whenever their filters differ, however alike they look', async () => {
+    interface Item extends Doc {
+      n?: number | null;
+      s?: string;
+    }
+    const items = collectionSpec<Item>({ name: 'items' });
+    const docs: Item[] = [{ _id: 'none', n: null }, { _id: 'one', n: 1 }, { _id: 'zero', n: 0 }, { _id: 'missing' }, { _id: 'forged', s: '\u0000undefined' }, { _id: 're', s: 'r"x""i"' }, { _id: 'text', s: 'x' }, { _id: 'epoch', s: new Date(0).toISOString() }];
+    const filled = async () => {
+      const c = openSqliteDocumentStore({ path: ':memory:' }).collection(items);
+      for (const doc of docs) await c.insertOne(doc);
+      return c;
+    };
+    const ids = async (c: Awaited<ReturnType<typeof filled>>, filter: unknown) => (await c.find(filter as Parameters<typeof c.find>[0])).map((d) => d._id).sort();
+    // Filters a key could confuse: JSON writes NaN and the infinities as null, a Date as its
+    // string, a RegExp as {}, and leaves out undefined.
+    const pairs: [unknown, unknown][] = [
+      [{ n: NaN }, { n: null }],
+      [{ n: { $gt: -Infinity } }, { n: { $gt: Infinity } }],
+      [{ n: { $ne: Infinity } }, { n: { $ne: null } }],
+      [{ s: undefined }, { s: '\u0000undefined' }],
+      [{ s: { $regex: /x/i } }, { s: 'r"x""i"' }],
+      [{ s: new Date(0) }, { s: new Date(0).toISOString() }],
+    ];
+    const shared = await filled();
+    for (const [i, [first, second]] of pairs.entries()) {
+      // Asked on a store that never saw another query, and on one that was just asked the twin.
+      const [alone1, alone2] = [await ids(await filled(), first), await ids(await filled(), second)];
+      expect(alone1, `pair ${i} answers differently alone`).not.toEqual(alone2);
+      expect(await ids(shared, first)).toEqual(alone1);
+      expect(await ids(shared, second)).toEqual(alone2);
+      expect(await ids(shared, first)).toEqual(alone1);
+    }
+  });
+
   it('refuses documents with an undeclared array field, and collections declared twice differently', async () => {
     const store = open();
     const loose = store.collection(collectionSpec<Doc & { list: string[] }>({ name: 'loose' }));

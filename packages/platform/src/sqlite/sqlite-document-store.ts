@@ -421,14 +421,64 @@ function idsOnly(filter: JsonObject, options: { sort?: Record<string, 1 | -1>; s
 
 /**
  * What a committed find's answer is kept under: the table and everything that decides the answer
- * (the filter, sort, skip and limit; a projection is applied to the documents afterwards).
- * JSON would write a RegExp as `{}` and leave out a field whose condition is undefined, so both
- * are written out.
+ * (the filter, sort, skip and limit; a projection is applied to the documents afterwards), or null
+ * when the filter holds a value the key cannot tell apart from every other (then the answer is not
+ * kept). Two different queries never share a key: each value is written with its type.
  */
-function answerKey(t: Table, filter: JsonObject, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number }): string {
-  return `${t.name}\u0000${JSON.stringify([filter, options.sort ?? null, options.skip ?? 0, options.limit ?? 0], keyPart)}`;
+function answerKey(t: Table, filter: JsonObject, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number }): string | null {
+  const parts = [t.name, '\u0000', String(options.skip ?? 0), ',', String(options.limit ?? 0), ','];
+  return keyOf(options.sort ?? null, parts) && keyOf(filter, parts) ? parts.join('') : null;
 }
-const keyPart = (_key: string, value: unknown): unknown => (value === undefined ? '\u0000undefined' : value instanceof RegExp ? `\u0000regexp\u0000${value.flags}\u0000${value.source}` : value);
+
+/**
+ * Writes a value into `parts` so that different values never write the same text: strings as
+ * JSON strings, numbers by `String` (NaN and the infinities apart from null, -0 apart from 0),
+ * null, undefined, booleans, RegExps with their flags, arrays and plain objects (keys in their
+ * order, as queries read them). False for anything else (a Date, a Map): such a query is not kept.
+ */
+function keyOf(value: unknown, parts: string[]): boolean {
+  switch (typeof value) {
+    case 'string':
+      parts.push(JSON.stringify(value));
+      return true;
+    case 'number':
+      parts.push('n', Object.is(value, -0) ? '-0' : String(value));
+      return true;
+    case 'boolean':
+      parts.push(value ? 't' : 'f');
+      return true;
+    case 'undefined':
+      parts.push('u');
+      return true;
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (value === null) {
+    parts.push('z');
+    return true;
+  }
+  if (value instanceof RegExp) {
+    parts.push('r', JSON.stringify(value.source), JSON.stringify(value.flags));
+    return true;
+  }
+  if (Array.isArray(value)) {
+    parts.push('[');
+    for (const item of value) if (!keyOf(item, parts)) return false;
+    parts.push(']');
+    return true;
+  }
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return false;
+  parts.push('{');
+  for (const key in value) {
+    parts.push(JSON.stringify(key), ':');
+    if (!keyOf((value as Record<string, unknown>)[key], parts)) return false;
+  }
+  parts.push('}');
+  return true;
+}
 
 /** Ids in order (by UTF-16 code units, as `<` compares strings), each once. */
 function sortedUnique(ids: readonly string[]): readonly string[] {
@@ -670,13 +720,13 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     }
     // Known by the query itself, not by its SQL: compiling a feed page's query (an index range
     // per followed group, merged) only to look its answer up was 5 % of a home page's CPU.
-    const key = answers ? answerKey(t, filter, options) : '';
+    const key = answers ? answerKey(t, filter, options) : null;
     const generation = generations.get(t.name) ?? 0;
-    const known = answers?.get(key);
+    const known = key === null ? undefined : answers?.get(key);
     if (known && known.generation === generation) return committedByIds(t, known.ids).map((doc) => project(doc, options.projection));
     const { sql, params } = select(t, filter, options);
     const rows = committed().prepare(sql).all(...params) as Row[];
-    if (rows.length <= ANSWER_MAX_IDS) answers?.set(key, { generation, ids: rows.map((row) => row.id) });
+    if (key !== null && rows.length <= ANSWER_MAX_IDS) answers?.set(key, { generation, ids: rows.map((row) => row.id) });
     return rows.map((row) => project(cache.parsed(t.name, row.id, row.doc), options.projection));
   }
 
@@ -752,7 +802,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         const current = units.getStore();
         // Inside a unit of work (or while the in-memory writer is in one), through query: it sees
         // the unit's own writes.
-        const docs = (current && !current.ended) || (memory && writer.db.inTransaction) || setUpInTransaction.has(tb.name) ? query(tb, { _id: { $in: [...ids] } }, {}) : committedByIds(tb, ids);
+        const throughQuery = (current && !current.ended) || (memory && writer.db.inTransaction) || setUpInTransaction.has(tb.name);
+        const docs = throughQuery ? query(tb, { _id: { $in: [...ids] } }, {}) : committedByIds(tb, ids);
         for (const doc of docs) found.set(doc._id as string, doc);
         return found;
       },

@@ -171,6 +171,10 @@ describe('frodads on a page', () => {
     const yes = async (uuid: string) => Object.keys((await fx.get(`/api/casties/${uuid}/answer/`, fay)).body.answer_options)[0];
     const pics = async () => {
       const page = api.casties.home.response.parse((await fx.get('/api/home/following/?groups=weather', fay)).body).casties!;
+      // The Castie's own page names the same frodads (by handle, in no particular order).
+      const detail = (await fx.get(`/api/casties/${rain}/`, fay)).body.castie as { friendCount: number; friendForecasts: Record<string, { handle: string }> };
+      expect(Object.values(detail.friendForecasts).map((f) => `/media/${f.handle}.png`).sort()).toEqual([...page[rain]!.friendPics].sort());
+      expect(detail.friendCount).toBe(page[rain]!.friendCount);
       return { rain: page[rain]!.friendPics, sun: page[sun]!.friendPics, rainCount: page[rain]!.friendCount };
     };
     await fx.post(`/api/casties/${rain}/forecast/`, hal, { answer_id: await yes(rain) });

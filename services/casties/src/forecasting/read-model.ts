@@ -124,10 +124,12 @@ function rosterNumbers(roster: RosterDoc): Uint32Array {
  * Castie only. Scanning rosters was the largest part of a home page's own work (rosters of
  * popular Casties hold thousands of forecasters), and most of a page's rosters do not change
  * between two reads by the same person. (A store that hands out copies, such as MongoDB, misses
- * every time.)
+ * every time.) Outside the cache's budget, but bounded by it: an answer lives only while its friend
+ * list and roster are cached or in use, and is a few ids (a shared empty one when none).
  */
 const frodadsOnRoster = new WeakMap<readonly string[], WeakMap<RosterDoc, readonly string[]>>();
 const NONE: readonly string[] = Object.freeze([]);
+const EMPTY_NUMBERS = new Uint32Array(0);
 
 /**
  * Which of a viewer's frodads forecast each Castie of a page, in the order they forecast: the
@@ -142,9 +144,13 @@ export async function frodadsWhoForecast(
 ): Promise<Map<string, readonly string[]>> {
   const out = new Map<string, readonly string[]>();
   if (castieIds.length === 0 || friendIds.length === 0) return out;
-  const rosters = await collections.rosters.byIds(castieIds);
-  let known = Object.isFrozen(friendIds) ? frodadsOnRoster.get(friendIds) : undefined;
-  if (!known && Object.isFrozen(friendIds)) frodadsOnRoster.set(friendIds, (known = new WeakMap()));
+  let known: WeakMap<RosterDoc, readonly string[]> | undefined;
+  if (Object.isFrozen(friendIds)) {
+    known = frodadsOnRoster.get(friendIds);
+    if (!known) frodadsOnRoster.set(friendIds, (known = new WeakMap()));
+  }
+  // Nothing can be known (a store that hands out copies): both reads at once, as one round trip.
+  const [rosters, numbersRead] = await Promise.all([collections.rosters.byIds(castieIds), known ? null : collections.forecasters.byIds(friendIds)]);
   const unknown: RosterDoc[] = [];
   for (const roster of rosters.values()) {
     const found = known?.get(roster);
@@ -152,7 +158,7 @@ export async function frodadsWhoForecast(
     else if (found.length > 0) out.set(roster._id, found);
   }
   if (unknown.length === 0) return out;
-  const byFriend = await collections.forecasters.byIds(friendIds);
+  const byFriend = numbersRead ?? (await collections.forecasters.byIds(friendIds));
   const numbers = [...byFriend.values()];
   const friendByNumber = new Map<number, string>();
   for (const { n, _id } of numbers) friendByNumber.set(n, _id);
@@ -180,5 +186,3 @@ export async function frodadsWhoForecast(
   }
   return out;
 }
-
-const EMPTY_NUMBERS = new Uint32Array(0);

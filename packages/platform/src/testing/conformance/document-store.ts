@@ -126,7 +126,7 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
         expect(await c.find({ _id: { $in: [] } })).toEqual([]);
       });
 
-      it('looks documents up by ids, each once, and sees a unit of work its own writes', async () => {
+      it('looks documents up by ids (repeated and unknown ones among them), and sees a unit of work its own writes', async () => {
         const c = await seeded();
         const keys = (found: Map<string, Person>) => [...found.keys()].sort();
         expect(keys(await c.byIds(['c', 'a', 'nobody', 'e', 'a']))).toEqual(['a', 'c', 'e']);
