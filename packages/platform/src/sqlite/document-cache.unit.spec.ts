@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { DocumentCache } from './document-cache.ts';
+
+const text = (id: string, pad = 0) => JSON.stringify({ _id: id, pad: 'x'.repeat(pad) });
+
+describe('document cache', () => {
+  it('hands out one frozen document per id until it is forgotten, and knows which ids have none', () => {
+    const cache = new DocumentCache(1 << 20);
+    expect(cache.get('people', 'a')).toBeUndefined();
+    const a = cache.parsed('people', 'a', text('a'));
+    expect(Object.isFrozen(a)).toBe(true);
+    expect(cache.parsed('people', 'a', text('a'))).toBe(a);
+    expect(cache.get('people', 'a')).toBe(a);
+    // Tables are apart.
+    expect(cache.get('groups', 'a')).toBeUndefined();
+    cache.absent('people', 'b');
+    expect(cache.get('people', 'b')).toBeNull();
+
+    cache.forget('people', ['a', 'b', 'nobody']);
+    expect(cache.get('people', 'a')).toBeUndefined();
+    expect(cache.get('people', 'b')).toBeUndefined();
+    const again = cache.parsed('people', 'a', text('a'));
+    expect(again).not.toBe(a);
+    expect(again).toEqual(a);
+
+    cache.parsed('groups', 'g', text('g'));
+    cache.forgetTable('people');
+    expect(cache.get('people', 'a')).toBeUndefined();
+    expect(cache.get('groups', 'g')).toEqual({ _id: 'g', pad: '' });
+    cache.clear();
+    expect(cache.get('groups', 'g')).toBeUndefined();
+    expect(cache.bytes).toBe(0);
+  });
+
+  it('stays within its bound, and keeps what is read over what is not', () => {
+    const cache = new DocumentCache(100_000);
+    cache.parsed('t', 'hot', text('hot', 1000));
+    for (let i = 0; i < 1000; i++) {
+      cache.parsed('t', `cold${i}`, text(`cold${i}`, 1000));
+      expect(cache.get('t', 'hot')).toBeDefined();
+      expect(cache.bytes).toBeLessThanOrEqual(100_000);
+    }
+    // About thirty documents fit: the oldest unread ones left, the one read every time stayed.
+    expect(cache.get('t', 'cold0')).toBeUndefined();
+    expect(cache.get('t', 'cold999')).toBeDefined();
+    const kept = Array.from({ length: 1000 }, (_, i) => cache.get('t', `cold${i}`)).filter((d) => d !== undefined).length;
+    expect(kept).toBeGreaterThan(20);
+    expect(kept).toBeLessThan(40);
+  });
+
+  it('keeps its bound and its answers through many commits that forget what they wrote', () => {
+    const cache = new DocumentCache(50_000);
+    for (let round = 0; round < 200; round++) {
+      for (let i = 0; i < 50; i++) cache.parsed('t', `d${i}`, text(`d${i}`, round % 7));
+      cache.forget('t', Array.from({ length: 25 }, (_, i) => `d${i * 2}`));
+      expect(cache.get('t', 'd0')).toBeUndefined();
+      // What no commit changed is still the first version read.
+      expect(cache.get('t', 'd1')).toEqual({ _id: 'd1', pad: '' });
+      expect(cache.parsed('t', 'd2', text('d2', 3))).toEqual({ _id: 'd2', pad: 'xxx' });
+      expect(cache.bytes).toBeLessThanOrEqual(50_000);
+    }
+  });
+
+  it('keeps nothing with a bound of 0, and no entry larger than its bound', () => {
+    const none = new DocumentCache(0);
+    expect(none.enabled).toBe(false);
+    none.parsed('t', 'a', text('a'));
+    expect(none.get('t', 'a')).toBeUndefined();
+    const small = new DocumentCache(1000);
+    small.parsed('t', 'big', text('big', 2000));
+    expect(small.get('t', 'big')).toBeUndefined();
+    expect(small.bytes).toBe(0);
+  });
+});
