@@ -5,7 +5,8 @@ import type { JsonObject } from './json-documents.ts';
 interface Slot {
   readonly table: Map<string, Slot>;
   readonly id: string;
-  readonly doc: JsonObject;
+  /** The document (ABSENT once gone, so that the clock does not hold it). */
+  doc: JsonObject;
   readonly bytes: number;
   /** Read since the clock hand last passed (it passes once more before evicting). */
   used: boolean;
@@ -117,6 +118,7 @@ export class DocumentCache {
     this.#clock.push(slot);
     this.#bytes += bytes;
     this.#evict();
+    this.#compactIfMostlyGone();
   }
 
   /** Sweeps the hand until the entries fit: a used one loses its mark, an unused one leaves. */
@@ -133,12 +135,16 @@ export class DocumentCache {
   #drop(slot: Slot): void {
     if (slot.gone) return;
     slot.gone = true;
+    slot.doc = ABSENT;
     this.#gone++;
     this.#bytes -= slot.bytes;
     if (slot.table.get(slot.id) === slot) slot.table.delete(slot.id);
   }
 
-  /** Gone slots leave the clock once they are most of it (commits forget ids all the time). */
+  /**
+   * Gone slots leave the clock once they are most of it: commits forget ids all the time, and
+   * while documents keep coming the hand evicts one for each, never reaching the clock's end.
+   */
   #compactIfMostlyGone(): void {
     if (this.#gone > 1024 && this.#gone * 2 > this.#clock.length) this.#compact();
   }

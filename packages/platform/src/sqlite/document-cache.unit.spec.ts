@@ -1,5 +1,10 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { DocumentCache } from './document-cache.ts';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 const text = (id: string, pad = 0) => JSON.stringify({ _id: id, pad: 'x'.repeat(pad) });
 
@@ -59,6 +64,36 @@ describe('document cache', () => {
       expect(cache.parsed('t', 'd2', text('d2', 3))).toEqual({ _id: 'd2', pad: 'xxx' });
       expect(cache.bytes).toBeLessThanOrEqual(50_000);
     }
+  });
+
+  it('lets go of what it evicts: documents parsed one after another stay collectable', async () => {
+    const cache = new DocumentCache(200_000);
+    const refs: WeakRef<object>[] = [];
+    for (let i = 0; i < 20_000; i++) {
+      const doc = cache.parsed('t', `d${i}`, text(`d${i}`, 100));
+      if (i % 1000 === 0) refs.push(new WeakRef(doc));
+    }
+    expect(cache.bytes).toBeLessThanOrEqual(200_000);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    gc();
+    // All but the newest (still cached) were evicted, and nothing holds them any more.
+    expect(refs.slice(0, -1).filter((r) => r.deref() !== undefined)).toEqual([]);
+  });
+
+  it('holds no more heap after 300k documents passed through it than after 50k', () => {
+    const cache = new DocumentCache(200_000);
+    const heap = () => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const parse = (from: number, to: number) => {
+      for (let i = from; i < to; i++) cache.parsed('t', `d${i}`, text(`d${i}`));
+    };
+    parse(0, 50_000);
+    const before = heap();
+    parse(50_000, 300_000);
+    // Without letting go of evicted entries, 250k of them take tens of MB.
+    expect(heap() - before).toBeLessThan(4 * 1024 * 1024);
   });
 
   it('keeps nothing with a bound of 0, and no entry larger than its bound', () => {
