@@ -10,7 +10,7 @@ interface Slot {
   readonly bytes: number;
   /** Read since the clock hand last passed (it passes once more before evicting). */
   used: boolean;
-  /** Forgotten or evicted: its place on the clock is dropped when the hand reaches it. */
+  /** Forgotten, evicted or replaced: the hand skips it, and the next compaction drops it. */
   gone: boolean;
 }
 
@@ -107,12 +107,12 @@ export class DocumentCache {
   }
 
   #set(table: string, id: string, doc: JsonObject, bytes: number): void {
-    // As lru-cache did: an entry of more than the whole budget is not kept.
-    if (bytes > this.maxBytes) return;
     let slots = this.#tables.get(table);
     if (!slots) this.#tables.set(table, (slots = new Map()));
     const old = slots.get(id);
     if (old) this.#drop(old);
+    // As lru-cache did: an entry of more than the whole budget is not kept (nor what it replaces).
+    if (bytes > this.maxBytes) return;
     const slot: Slot = { table: slots, id, doc, bytes, used: false, gone: false };
     slots.set(id, slot);
     this.#clock.push(slot);
