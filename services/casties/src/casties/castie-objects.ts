@@ -62,10 +62,20 @@ const userForecastJson = jsonPerVersion(userForecast);
  */
 const picJson = jsonPerVersion((person: PersonDoc) => person.profPic ?? '');
 
+/**
+ * friendPics of a Castie as JSON, per answer of frodadsWhoForecast (a frozen list of the frodads
+ * who forecast it, the same object while neither the viewer's friend list nor the Castie's roster
+ * changes), with the picture (or null: not shown) each frodad had: used again while each still
+ * has the same one (picJson gives one string per version of a person), so a changed picture,
+ * privacy or account shows at once.
+ */
+const picsOf = new WeakMap<readonly string[], { each: readonly (string | null)[]; json: string; count: number }>();
+const NO_IDS: readonly string[] = Object.freeze([]);
+
 /** The members of a Castie object that are the same for every viewer, serialized (see `shared`). */
 interface Fragment {
-  /** The members without the braces: `"uuid":…,"question":…,…,"forecasts":[…]`. */
-  members: string;
+  /** The object's key and its opening members: `"<uuid>":{"uuid":…,"question":…,…,"forecasts":[…]`. */
+  opening: string;
   /** The forecasts array alone (search repeats it as forecast_options). */
   forecasts: string;
 }
@@ -151,7 +161,7 @@ export class CastieObjects {
     if (!found) {
       const { forecasts, ...rest } = this.shared(view);
       const forecastsJson = JSON.stringify(forecasts);
-      found = { members: `${JSON.stringify(rest).slice(1, -1)},"forecasts":${forecastsJson}`, forecasts: forecastsJson };
+      found = { opening: `${JSON.stringify(view._id)}:{${JSON.stringify(rest).slice(1, -1)},"forecasts":${forecastsJson}`, forecasts: forecastsJson };
       // Only frozen views are the same object until they change (see the class comment).
       if (Object.isFrozen(view)) this.#fragments.set(view, found);
     }
@@ -182,32 +192,52 @@ export class CastieObjects {
       frodadsWhoForecast(this.deps, ids, friendIds),
       commentCounts(this.deps.commentCounts, ids),
     ]);
-    // Only the people the page shows: its creators and the frodads who forecast on it.
+    // Only the people the page shows: its creators and the frodads who forecast on it, or, when
+    // the page names frodads more often than there are frodads, simply all of them.
     const shownIds = new Set<string>();
     for (const view of views) shownIds.add(view.creatorId);
-    for (const forecasters of friendsOnPage.values()) for (const id of forecasters) shownIds.add(id);
+    let named = 0;
+    for (const forecasters of friendsOnPage.values()) named += forecasters.length;
+    if (named > friendIds.length) for (const id of friendIds) shownIds.add(id);
+    else for (const forecasters of friendsOnPage.values()) for (const id of forecasters) shownIds.add(id);
     const persons = await people.activeByIds([...shownIds]);
     const mineBy = new Map<string, ForecastDoc>();
     for (const f of mine.values()) mineBy.set(f.castieId, f);
     // The per-viewer members, written as JSON directly (the members and order `personal` gives),
     // in pieces the response joins once (see RawJson): the shared fragments are not copied here.
     const out = ['{'];
-    const pics: string[] = [];
+    // Each frodad's picture as JSON (null: not shown), found once per page however many of its
+    // Casties they forecast (a page names thousands of frodads' forecasts, a few hundred frodads).
+    const picOf = new Map<string, string | null>();
     const seen = new Set<string>();
     for (const view of views) {
       if (seen.has(view._id)) continue;
       seen.add(view._id);
-      pics.length = 0;
-      for (const id of friendsOnPage.get(view._id) ?? []) {
-        const friend = persons.get(id);
-        if (forecastsShown(friend)) pics.push(picJson(friend));
+      const forecasters = friendsOnPage.get(view._id) ?? NO_IDS;
+      let friendPics = picsOf.get(forecasters);
+      let same = friendPics !== undefined;
+      for (let i = 0; i < forecasters.length; i++) {
+        const id = forecasters[i]!;
+        let pic = picOf.get(id);
+        if (pic === undefined) {
+          const friend = persons.get(id);
+          picOf.set(id, (pic = forecastsShown(friend) ? picJson(friend) : null));
+        }
+        if (same && friendPics!.each[i] !== pic) same = false;
+      }
+      if (!same) {
+        const each = forecasters.map((id) => picOf.get(id)!);
+        const shown = each.filter((pic) => pic !== null);
+        friendPics = { each, json: shown.join(','), count: shown.length };
+        if (Object.isFrozen(forecasters)) picsOf.set(forecasters, friendPics);
       }
       const submitter = submitterFor(view, persons.get(view.creatorId), requesterId);
       const own = mineBy.get(view._id);
       const fragment = this.fragment(view);
-      out.push(`${seen.size === 1 ? '' : ','}${JSON.stringify(view._id)}:{`, fragment.members, `,"submitter":${JSON.stringify(submitter)}`);
+      if (seen.size > 1) out.push(',');
+      out.push(fragment.opening, ',"submitter":', submitter === '' ? '""' : JSON.stringify(submitter));
       if (own) out.push(',"userForecast":', userForecastJson(own));
-      out.push(`,"is_answerable":${castieAnswerable(view, now)},"friendCount":${pics.length},"commentsCount":${comments.get(view._id) ?? 0},"friendPics":[`, pics.join(','), ']');
+      out.push(`,"is_answerable":${castieAnswerable(view, now)},"friendCount":${friendPics!.count},"commentsCount":${comments.get(view._id) ?? 0},"friendPics":[`, friendPics!.json, ']');
       if (options.forecastOptions) out.push(',"forecast_options":', fragment.forecasts);
       out.push('}');
     }

@@ -99,6 +99,10 @@ export class CastiesFixture {
     return { userId, handle };
   }
 
+  async changePicture(p: Person, profPic: string): Promise<void> {
+    await this.publish(identityEvents, `account-${p.userId}`, [{ type: 'ProfilePictureChanged', data: { userId: p.userId, profPic, changedAt: this.clock.now().toISOString() } }]);
+  }
+
   async setPrivate(p: Person, isPrivate: boolean): Promise<void> {
     await this.publish(identityEvents, `account-${p.userId}`, [{ type: 'PrivacyChanged', data: { userId: p.userId, isPrivate } }]);
   }
