@@ -62,16 +62,6 @@ const userForecastJson = jsonPerVersion(userForecast);
  */
 const picJson = jsonPerVersion((person: PersonDoc) => person.profPic ?? '');
 
-/**
- * friendPics of a Castie as JSON, per answer of frodadsWhoForecast (a frozen list of the frodads
- * who forecast it, the same object while neither the viewer's friend list nor the Castie's roster
- * changes), with the picture (or null: not shown) each frodad had: used again while each still
- * has the same one (picJson gives one string per version of a person), so a changed picture,
- * privacy or account shows at once.
- */
-const picsOf = new WeakMap<readonly string[], { each: readonly (string | null)[]; json: string; count: number }>();
-const NO_IDS: readonly string[] = Object.freeze([]);
-
 /** The members of a Castie object that are the same for every viewer, serialized (see `shared`). */
 interface Fragment {
   /** The object's key and its opening members: `"<uuid>":{"uuid":…,"question":…,…,"forecasts":[…]`. */
@@ -206,6 +196,7 @@ export class CastieObjects {
     // The per-viewer members, written as JSON directly (the members and order `personal` gives),
     // in pieces the response joins once (see RawJson): the shared fragments are not copied here.
     const out = ['{'];
+    const pics: string[] = [];
     // Each frodad's picture as JSON (null: not shown), found once per page however many of its
     // Casties they forecast (a page names thousands of frodads' forecasts, a few hundred frodads).
     const picOf = new Map<string, string | null>();
@@ -213,23 +204,14 @@ export class CastieObjects {
     for (const view of views) {
       if (seen.has(view._id)) continue;
       seen.add(view._id);
-      const forecasters = friendsOnPage.get(view._id) ?? NO_IDS;
-      let friendPics = picsOf.get(forecasters);
-      let same = friendPics !== undefined;
-      for (let i = 0; i < forecasters.length; i++) {
-        const id = forecasters[i]!;
+      pics.length = 0;
+      for (const id of friendsOnPage.get(view._id) ?? []) {
         let pic = picOf.get(id);
         if (pic === undefined) {
           const friend = persons.get(id);
           picOf.set(id, (pic = forecastsShown(friend) ? picJson(friend) : null));
         }
-        if (same && friendPics!.each[i] !== pic) same = false;
-      }
-      if (!same) {
-        const each = forecasters.map((id) => picOf.get(id)!);
-        const shown = each.filter((pic) => pic !== null);
-        friendPics = { each, json: shown.join(','), count: shown.length };
-        if (Object.isFrozen(forecasters)) picsOf.set(forecasters, friendPics);
+        if (pic !== null) pics.push(pic);
       }
       const submitter = submitterFor(view, persons.get(view.creatorId), requesterId);
       const own = mineBy.get(view._id);
@@ -237,7 +219,7 @@ export class CastieObjects {
       if (seen.size > 1) out.push(',');
       out.push(fragment.opening, ',"submitter":', submitter === '' ? '""' : JSON.stringify(submitter));
       if (own) out.push(',"userForecast":', userForecastJson(own));
-      out.push(`,"is_answerable":${castieAnswerable(view, now)},"friendCount":${friendPics!.count},"commentsCount":${comments.get(view._id) ?? 0},"friendPics":[`, friendPics!.json, ']');
+      out.push(`,"is_answerable":${castieAnswerable(view, now)},"friendCount":${pics.length},"commentsCount":${comments.get(view._id) ?? 0},"friendPics":[`, pics.join(','), ']');
       if (options.forecastOptions) out.push(',"forecast_options":', fragment.forecasts);
       out.push('}');
     }
