@@ -61,7 +61,7 @@ describe('document cache', () => {
       expect(cache.get('t', 'd0')).toBeUndefined();
       // What no commit changed is still the first version read.
       expect(cache.get('t', 'd1')).toEqual({ _id: 'd1', pad: '' });
-      expect(cache.parsed('t', 'd2', text('d2', 3))).toEqual({ _id: 'd2', pad: 'xxx' });
+      expect(cache.parsed('t', 'd2', text('d2', 2))).toEqual({ _id: 'd2', pad: 'xx' });
       expect(cache.bytes).toBeLessThanOrEqual(50_000);
     }
   });
