@@ -1,21 +1,89 @@
+import { Negotiator } from '@fastify/accept-negotiator';
 import compress from '@fastify/compress';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { promisify } from 'node:util';
+import { brotliCompress, constants, gzip } from 'node:zlib';
+
+/** Answers smaller than this go as they are: compressing them saves less than it costs. */
+const THRESHOLD_BYTES = 1024;
+/** Brotli at quality 4: most of its gain at a fraction of the CPU of the maximum. */
+const BROTLI_QUALITY = 4;
+const ENCODINGS = ['br', 'gzip'] as const;
+type Encoding = (typeof ENCODINGS)[number];
+
+/** JSON, HTML and other text (not event streams, which are never whole answers anyway). */
+const COMPRESSIBLE = /^(?:text\/(?!event-stream)|application\/(?:[\w.-]+\+)?(?:json|xml|javascript)(?:;|$))/i;
+/** `*` (no preference) and `x-gzip` read as gzip, as @fastify/compress reads them. */
+const GZIP_ALIASES = /\*|x-gzip/g;
+
+const brotli = promisify(brotliCompress);
+const gzipped = promisify(gzip);
 
 /**
- * Compressed answers (brotli or gzip) for clients that ask with Accept-Encoding, through
- * @fastify/compress: JSON, HTML and other text of 1 KiB or more; smaller answers and images
- * (already compressed) go as they are. Brotli at quality 4: most of its gain at a fraction of the
- * CPU of the maximum. Request bodies are not decompressed: clients send forms, JSON and uploads
- * as they are, and a compressed body would only be a way around the body size limits.
+ * Compressed answers (brotli or gzip) for clients that ask with Accept-Encoding: JSON, HTML and
+ * other text of 1 KiB or more; smaller answers and images (already compressed) go as they are.
+ * Request bodies are not decompressed: clients send forms, JSON and uploads as they are, and a
+ * compressed body would only be a way around the body size limits.
+ *
+ * Whole answers (a string or a Buffer: every answer forwarded from a service, the API document,
+ * the docs page) are compressed here, in one call that runs on libuv's thread pool, so the event
+ * loop only hands the bytes over. @fastify/compress, registered after this hook, pipes each
+ * answer through a stream instead (Readable.from over the payload, pump, a zlib stream), and on
+ * the home page (96 KB, the answer phones ask for most, always with Accept-Encoding) that
+ * machinery cost the server three times the compression itself: 256 pages/s with brotli against
+ * 866 without compression, while compressing the page once takes 0.9 ms. It still serves what
+ * comes as a stream (the own-data export); an answer this hook compressed carries its
+ * Content-Encoding, which it leaves alone. Both negotiate the same way (same encodings, aliases
+ * and threshold), so a client cannot tell which one answered.
  */
 export const compression = fp(
   async (app: FastifyInstance) => {
+    const negotiator = new Negotiator<Encoding>({ supportedValues: [...ENCODINGS] });
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+      const bytes = Buffer.byteLength(payload);
+      const encoding = bytes < THRESHOLD_BYTES ? null : wanted(request, reply, negotiator);
+      if (!encoding) return payload;
+      const compressed = encoding === 'br' ? await brotli(payload, brotliOptions(bytes)) : await gzipped(payload);
+      varyOnEncoding(reply);
+      reply.header('content-encoding', encoding);
+      reply.removeHeader('content-length');
+      return compressed;
+    });
     // Runs before the plugin's own onRoute hook (registered below), which reads this.
     app.addHook('onRoute', (route) => {
       route.decompress ??= false;
     });
-    await app.register(compress, { global: true, encodings: ['br', 'gzip'], threshold: 1024 });
+    await app.register(compress, { global: true, encodings: [...ENCODINGS], threshold: THRESHOLD_BYTES });
   },
   { name: 'castie-compression' },
 );
+
+/** The encoding to compress a whole answer with, or null to send it as it is. */
+function wanted(request: FastifyRequest, reply: FastifyReply, negotiator: Negotiator<Encoding>): Encoding | null {
+  const accepted = request.headers['accept-encoding'];
+  if (typeof accepted !== 'string' || request.headers['x-no-compression'] !== undefined) return null;
+  const current = reply.getHeader('content-encoding');
+  if (current !== undefined && current !== 'identity') return null;
+  if (!COMPRESSIBLE.test(String(reply.getHeader('content-type') ?? 'application/json'))) return null;
+  return negotiator.negotiate(accepted.toLowerCase().replace(GZIP_ALIASES, 'gzip'));
+}
+
+/**
+ * Brotli's window fits the answer: the encoder allocates for its window whatever the size hint
+ * says, and with the default (4 MiB) several answers compressed at once cost 2.5 times the CPU
+ * each (measured: 96 KB home pages, four at a time, 2.98 ms of CPU each; with a 256 KiB window
+ * 1.19 ms, the same 14,312 bytes out). A window as large as the answer loses nothing.
+ */
+function brotliOptions(bytes: number) {
+  const window = Math.min(constants.BROTLI_DEFAULT_WINDOW, Math.max(constants.BROTLI_MIN_WINDOW_BITS, Math.ceil(Math.log2(bytes + 16))));
+  return { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_LGWIN]: window, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT, [constants.BROTLI_PARAM_SIZE_HINT]: bytes } };
+}
+
+/** Caches must keep one copy per Accept-Encoding. */
+function varyOnEncoding(reply: FastifyReply): void {
+  const vary = reply.getHeader('vary');
+  if (vary === undefined) reply.header('vary', 'accept-encoding');
+  else if (!String(vary).toLowerCase().includes('accept-encoding')) reply.header('vary', `${String(vary)}, accept-encoding`);
+}

@@ -77,4 +77,50 @@ describe('compressed answers', () => {
     expect(res.status).toBe(200);
     expect(res.bytes.length).toBe(0);
   });
+
+  it('follows the preferences the client states: q-values, refusals, no preference and x-gzip', async () => {
+    const plain = JSON.parse((await fetchRaw('GET', '/api/groups/', undefined, ada)).bytes.toString('utf8')) as unknown;
+    const cases: [string, keyof typeof decoders | undefined][] = [
+      ['gzip;q=1.0, br;q=0.5', 'gzip'],
+      ['br;q=0.2, gzip;q=0.9', 'gzip'],
+      ['br;q=0, gzip', 'gzip'],
+      ['gzip;q=0, br', 'br'],
+      ['*', 'gzip'],
+      ['x-gzip', 'gzip'],
+      ['GZIP', 'gzip'],
+      ['deflate', undefined],
+      ['br;q=0, gzip;q=0', undefined],
+      ['compress, identity', undefined],
+    ];
+    for (const [accepted, encoding] of cases) {
+      const res = await fetchRaw('GET', '/api/groups/', accepted, ada);
+      expect(res.status, accepted).toBe(200);
+      expect(res.headers['content-encoding'], accepted).toBe(encoding);
+      expect(JSON.parse((encoding ? decoders[encoding](res.bytes) : res.bytes).toString('utf8')), accepted).toEqual(plain);
+    }
+  });
+
+  it('compresses an answer sent as a stream (the own-data export) as well', async () => {
+    const plain = await fetchRaw('GET', '/api/export/', undefined, ada);
+    expect(plain.status).toBe(200);
+    const expected = JSON.parse(plain.bytes.toString('utf8')) as { exported_at?: unknown };
+    for (const encoding of ['gzip', 'br'] as const) {
+      const res = await fetchRaw('GET', '/api/export/', encoding, ada);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-encoding']).toBe(encoding);
+      const decoded = JSON.parse(decoders[encoding](res.bytes).toString('utf8')) as { exported_at?: unknown };
+      expect({ ...decoded, exported_at: null }).toEqual({ ...expected, exported_at: null });
+    }
+  });
+
+  it('answers several compressed pages at once, each decoding to its own answer', async () => {
+    const urls = ['/api/groups/', '/docs/openapi.json', '/docs', '/api/preferences/'];
+    const plain = await Promise.all(urls.map(async (url) => (await fetchRaw('GET', url, undefined, ada)).bytes.toString('utf8')));
+    const compressed = await Promise.all([...urls, ...urls].map((url, i) => fetchRaw('GET', url, i % 2 ? 'br' : 'gzip', ada)));
+    compressed.forEach((res, i) => {
+      const encoding = i % 2 ? 'br' : 'gzip';
+      if (res.headers['content-encoding'] === undefined) expect(res.bytes.length, urls[i % urls.length]).toBeLessThan(1024);
+      else expect(decoders[encoding](res.bytes).toString('utf8'), urls[i % urls.length]).toBe(plain[i % urls.length]);
+    });
+  });
 });
