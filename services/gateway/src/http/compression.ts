@@ -40,16 +40,21 @@ const gzipped = promisify(gzip);
 export const compression = fp(
   async (app: FastifyInstance) => {
     const negotiator = new Negotiator<Encoding>({ supportedValues: [...ENCODINGS] });
-    app.addHook('onSend', async (request, reply, payload) => {
-      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+    // A callback hook: most answers go on as they are, without a promise of their own.
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload);
       const bytes = Buffer.byteLength(payload);
       const encoding = bytes < THRESHOLD_BYTES ? null : wanted(request, reply, negotiator);
-      if (!encoding) return payload;
-      const compressed = encoding === 'br' ? await brotli(payload, brotliOptions(bytes)) : await gzipped(payload);
-      varyOnEncoding(reply);
-      reply.header('content-encoding', encoding);
-      reply.removeHeader('content-length');
-      return compressed;
+      if (!encoding) return done(null, payload);
+      (encoding === 'br' ? brotli(payload, brotliOptions(bytes)) : gzipped(payload)).then(
+        (compressed) => {
+          varyOnEncoding(reply);
+          reply.header('content-encoding', encoding);
+          reply.removeHeader('content-length');
+          done(null, compressed);
+        },
+        (error: Error) => done(error),
+      );
     });
     // Runs before the plugin's own onRoute hook (registered below), which reads this.
     app.addHook('onRoute', (route) => {

@@ -11,9 +11,9 @@ import fp from 'fastify-plugin';
  */
 export const requestIds = fp(
   async (app: FastifyInstance) => {
-    app.addHook('onSend', async (request, reply, payload) => {
+    app.addHook('onSend', (request, reply, payload, done) => {
       reply.header(REQUEST_ID_HEADER, request.id);
-      return payload;
+      done(null, payload);
     });
   },
   { name: 'castie-request-ids' },
