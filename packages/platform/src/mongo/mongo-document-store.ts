@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient, MongoServerError, type Db, type Filter as MongoFilter, type UpdateFilter } from 'mongodb';
-import { DuplicateKeyError, type Collection, type CollectionSpec, type Doc, type DocumentStore, type UpdateResult } from '../ports/document-store.ts';
+import { DuplicateKeyError, refuseUndefined, type Collection, type CollectionSpec, type Doc, type DocumentStore, type UpdateResult } from '../ports/document-store.ts';
 
 export type MongoDocumentStoreOptions =
   /** The store opens its own client and closes it in `close`. */
@@ -77,7 +77,8 @@ export function createMongoDocumentStore(options: MongoDocumentStoreOptions): Do
       await done;
       return c;
     };
-    const filterOf = (filter: unknown): MongoFilter<Doc> => (filter ?? {}) as MongoFilter<Doc>;
+    const filterOf = (filter: unknown): MongoFilter<Doc> => refuseUndefined('filter', (filter ?? {}) as MongoFilter<Doc>);
+    const updateOf = (update: unknown): Record<string, unknown> => refuseUndefined('update', update as Record<string, unknown>);
     const handle = {
       name,
       inAtomicUnit: () => false,
@@ -111,12 +112,12 @@ export function createMongoDocumentStore(options: MongoDocumentStoreOptions): Do
       async updateOne(filter: unknown, update: unknown, updateOptions: { upsert?: boolean } = {}) {
         const col = await opened();
         const upsert = updateOptions.upsert ?? false;
-        const f = (filter ?? {}) as Record<string, unknown>;
-        return result(await mapDuplicate(name, () => col.updateOne(filterOf(f), withStringId(f, update as Record<string, unknown>, upsert) as UpdateFilter<Doc>, { upsert })));
+        const f = filterOf(filter) as Record<string, unknown>;
+        return result(await mapDuplicate(name, () => col.updateOne(f, withStringId(f, updateOf(update), upsert) as UpdateFilter<Doc>, { upsert })));
       },
       async updateMany(filter: unknown, update: unknown) {
         const col = await opened();
-        return result(await mapDuplicate(name, () => col.updateMany(filterOf(filter), update as UpdateFilter<Doc>)));
+        return result(await mapDuplicate(name, () => col.updateMany(filterOf(filter), updateOf(update) as UpdateFilter<Doc>)));
       },
       async deleteOne(filter: unknown) {
         return (await (await opened()).deleteOne(filterOf(filter))).deletedCount;

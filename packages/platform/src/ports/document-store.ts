@@ -16,7 +16,8 @@
  * - sort on one or more scalar fields (null and missing first ascending), skip, limit,
  *   projection of included fields;
  * - updates: $set $unset $inc $max $min $push $pull (by value) $addToSet ($each) $setOnInsert,
- *   upsert; unique and secondary indexes (compound, ordered), declared with the collection.
+ *   upsert; unique and secondary indexes (compound, ordered), declared with the collection;
+ * - a filter or update holding `undefined` anywhere is refused (`refuseUndefined`).
  */
 
 /** A JSON scalar as documents hold it. */
@@ -145,6 +146,40 @@ export class DuplicateKeyError extends Error {
     super(`duplicate key in ${collection} for index ${index}`);
     this.name = 'DuplicateKeyError';
   }
+}
+
+/**
+ * Throws when a filter or an update holds `undefined` anywhere (a condition, an operand, an element
+ * of `$in`, a value to `$set`). The adapters would disagree about it, and neither answer is what
+ * the caller meant: MongoDB's driver (ignoreUndefined) drops the condition, so `{ userId:
+ * undefined }` matches every document, everyone's; SQLite matches none. It is a bug where the call
+ * is made (a value missing that was meant to be there), so it fails there, loudly, on every adapter.
+ */
+export function refuseUndefined<V>(what: 'filter' | 'update', value: V): V {
+  if (holdsUndefined(value)) throw new Error(`a ${what} holds undefined at ${pathOfUndefined(value, '') || 'its top'}: say null, leave the field out, or check the value first`);
+  return value;
+}
+
+function holdsUndefined(value: unknown): boolean {
+  if (value === undefined) return true;
+  if (typeof value !== 'object' || value === null || value instanceof RegExp) return false;
+  if (Array.isArray(value)) {
+    for (const element of value) if (holdsUndefined(element)) return true;
+    return false;
+  }
+  for (const key in value) if (holdsUndefined((value as Record<string, unknown>)[key])) return true;
+  return false;
+}
+
+function pathOfUndefined(value: unknown, path: string): string | null {
+  if (value === undefined) return path;
+  if (typeof value !== 'object' || value === null || value instanceof RegExp) return null;
+  const entries: [string, unknown][] = Array.isArray(value) ? value.map((element, i) => [`${path}[${i}]`, element]) : Object.entries(value).map(([key, v]) => [path ? `${path}.${key}` : key, v]);
+  for (const [at, v] of entries) {
+    const found = pathOfUndefined(v, at);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 export interface Collection<T extends Doc> {

@@ -285,12 +285,12 @@ describe('sqlite document store', () => {
     };
     const ids = async (c: Awaited<ReturnType<typeof filled>>, filter: unknown) => (await c.find(filter as Parameters<typeof c.find>[0])).map((d) => d._id).sort();
     // Filters a key could confuse: JSON writes NaN and the infinities as null, a Date as its
-    // string, a RegExp as {}, and leaves out undefined.
+    // string, a RegExp as {}. (It also leaves out undefined, which no filter may hold: the
+    // conformance suite's "undefined".)
     const pairs: [unknown, unknown][] = [
       [{ n: NaN }, { n: null }],
       [{ n: { $gt: -Infinity } }, { n: { $gt: Infinity } }],
       [{ n: { $ne: Infinity } }, { n: { $ne: null } }],
-      [{ s: undefined }, { s: '\u0000undefined' }],
       [{ s: { $regex: /x/i } }, { s: 'r"x""i"' }],
       [{ s: new Date(0) }, { s: new Date(0).toISOString() }],
     ];

@@ -3,6 +3,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import {
   DuplicateKeyError,
+  refuseUndefined,
   type Collection,
   type CollectionSpec,
   type Doc,
@@ -780,7 +781,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     const base = spec as unknown as CollectionSpec<Doc>;
     table(base);
     const t = () => table(base);
-    const asFilter = (filter: unknown) => (filter ?? {}) as JsonObject;
+    const asFilter = (filter: unknown) => refuseUndefined('filter', (filter ?? {}) as JsonObject);
+    const asUpdate = (update: unknown) => refuseUndefined('update', update as JsonObject);
 
     const handle = {
       name: spec.name,
@@ -867,11 +869,11 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       },
 
       updateOne(filter: unknown, update: unknown, options: { upsert?: boolean } = {}) {
-        return writing((unit) => updateWhere(unit, t(), asFilter(filter), update as JsonObject, { upsert: options.upsert ?? false, many: false }));
+        return writing((unit) => updateWhere(unit, t(), asFilter(filter), asUpdate(update), { upsert: options.upsert ?? false, many: false }));
       },
 
       updateMany(filter: unknown, update: unknown) {
-        return writing((unit) => updateWhere(unit, t(), asFilter(filter), update as JsonObject, { upsert: false, many: true }));
+        return writing((unit) => updateWhere(unit, t(), asFilter(filter), asUpdate(update), { upsert: false, many: true }));
       },
 
       deleteOne(filter: unknown) {

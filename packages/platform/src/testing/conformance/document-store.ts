@@ -484,6 +484,36 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
       });
     });
 
+    describe('undefined', () => {
+      // A value missing where one was meant: MongoDB's driver would drop the condition and reach
+      // every document, SQLite none. Every adapter refuses it, and nothing changes.
+      const refused = async (call: () => Promise<unknown>) => expect(await call().then(() => 'answered', (error: unknown) => (error instanceof Error ? error.message : String(error)))).toMatch(/holds undefined/);
+      const nobody = undefined as unknown as string;
+
+      it('refuses reads whose filter holds undefined anywhere', async () => {
+        const c = await seeded();
+        await refused(() => c.find({ handle: nobody }));
+        await refused(() => c.findOne({ city: 'Oslo', handle: nobody }));
+        await refused(() => c.find({ _id: 'a', handle: nobody }));
+        await refused(() => c.find({ age: { $in: [31, undefined as unknown as number] } }));
+        await refused(() => c.find({ $or: [{ handle: 'ann' }, { handle: { $ne: nobody } }] }));
+        await refused(() => c.countDocuments({ tags: nobody }));
+        await refused(() => c.countBy({ handle: nobody }, 'city'));
+        expect(await c.countDocuments({ handle: 'ann' })).toBe(1);
+      });
+
+      it('refuses writes whose filter or update holds undefined, and changes nothing', async () => {
+        const c = await seeded();
+        await refused(() => c.deleteMany({ handle: nobody }));
+        await refused(() => c.deleteOne({ _id: nobody }));
+        await refused(() => c.updateMany({ handle: nobody }, { $set: { city: 'Paris' } }));
+        await refused(() => c.updateOne({ _id: 'a' }, { $set: { city: undefined } }));
+        await refused(() => c.updateOne({ _id: 'z' }, { $set: { handle: 'zed' }, $setOnInsert: { age: undefined as unknown as number, tags: [] } }, { upsert: true }));
+        await refused(() => c.replaceOne({ handle: nobody }, { _id: 'a', handle: 'ann2', age: 1, tags: [] }));
+        expect(await c.find({}, { sort: { _id: 1 } })).toEqual(people());
+      });
+    });
+
     describe('indexes', () => {
       interface Item extends Doc {
         n: number | string;
