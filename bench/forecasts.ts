@@ -6,7 +6,9 @@
 //
 // Meanwhile one more client, the seeded user with 300 frodads who does not forecast, reads its home
 // feed (100 Casties) one request at a time: what a reader meets while the server writes (its
-// projections commit many times a second).
+// projections commit many times a second). With --phones N, N more connections read it as phones
+// do, compressed (Accept-Encoding: gzip, deflate, br), without pause: compression runs on libuv's
+// thread pool, where the log's durable appends also wait.
 //
 // Each checkout runs on its own copy of a seeded data directory with built read models (no
 // rebuild at start), so both runs start from the same history; with --compare <checkout> the other
@@ -16,7 +18,7 @@
 // would otherwise turn the load into 429s, and it is not what is measured.
 //
 // npm run bench -- forecasts [--compare <checkout>] [--data <seeded dir with log/ and read-models/>]
-//   [--clients 32] [--seconds 10] [--warmup 3] [--rounds 1] [--cpu-prof <dir>]
+//   [--clients 32] [--seconds 10] [--warmup 3] [--rounds 1] [--phones 0] [--cpu-prof <dir>]
 //
 // With --rounds N the checkouts are measured N times each, alternating which goes first (A B,
 // B A, ...), each time on a fresh copy: this machine's load drifts by tens of percent within
@@ -38,6 +40,7 @@ const clients = Number(flag('clients', '32'));
 const seconds = Number(flag('seconds', '10'));
 const warmupSeconds = Number(flag('warmup', '3'));
 const rounds = Math.max(1, Number(flag('rounds', '1')));
+const phones = Math.max(0, Number(flag('phones', '0')));
 const cpuProfDir = has('cpu-prof') ? resolve(flag('cpu-prof', '')) : null;
 const say = (line: string) => process.stderr.write(`forecasts: ${line}\n`);
 // The seeded history of the read-side issue with its read models (bench/support/data-set.ts), or --data <dir>.
@@ -127,10 +130,10 @@ interface Answer {
   ms: number;
 }
 
-function send(agent: Agent, port: number, method: 'GET' | 'POST', path: string, authorization: string, body?: string): Promise<Answer> {
+function send(agent: Agent, port: number, method: 'GET' | 'POST', path: string, authorization: string, body?: string, acceptEncoding?: string): Promise<Answer> {
   const started = performance.now();
   return new Promise((resolveAnswer, reject) => {
-    const headers: Record<string, string | number> = { authorization };
+    const headers: Record<string, string | number> = { authorization, ...(acceptEncoding ? { 'accept-encoding': acceptEncoding } : {}) };
     if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     const req = request({ host: '127.0.0.1', port, method, path, agent, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -165,6 +168,8 @@ interface Figures {
   errors: number;
   /** The reader's home feed while the writers write: p50, p99, max (ms), and how many. */
   reads: { p50: number; p99: number; max: number; count: number };
+  /** The phones' compressed home feeds meanwhile (--phones). */
+  phoneReads: { p50: number; p99: number; max: number; count: number };
 }
 
 const percentile = (sorted: number[], p: number): number => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!);
@@ -218,16 +223,17 @@ async function measure(label: string, root: string, copy: string, pool: Forecast
     }
   };
   const readTimes: number[] = [];
-  const reader = async () => {
+  const phoneTimes: number[] = [];
+  const reader = async (times: number[], acceptEncoding?: string) => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     agents.push(agent);
     const authorization = `Basic ${Buffer.from(`${HUB.email}:${HUB.password}`).toString('base64')}`;
     while (!stop) {
-      const answer = await send(agent, server.port, 'GET', '/api/home/following/', authorization).catch(() => null);
-      if (measuring && !stop && answer?.status === 200) readTimes.push(answer.ms);
+      const answer = await send(agent, server.port, 'GET', '/api/home/following/', authorization, undefined, acceptEncoding).catch(() => null);
+      if (measuring && !stop && answer?.status === 200) times.push(answer.ms);
     }
   };
-  const running = [...Array.from({ length: clients }, client), reader()];
+  const running = [...Array.from({ length: clients }, client), reader(readTimes), ...Array.from({ length: phones }, () => reader(phoneTimes, 'gzip, deflate, br'))];
   await new Promise((r) => setTimeout(r, warmupSeconds * 1000));
   measuring = true;
   const started = performance.now();
@@ -251,9 +257,13 @@ async function measure(label: string, root: string, copy: string, pool: Forecast
   for (const agent of agents) agent.destroy();
   await server.stop();
   latencies.sort((a, b) => a - b);
-  readTimes.sort((a, b) => a - b);
-  const reads = { p50: percentile(readTimes, 50), p99: percentile(readTimes, 99), max: readTimes.at(-1) ?? NaN, count: readTimes.length };
-  return { label, users, accepted, perSecond: accepted / elapsed, refusals, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN, cpuMsPerForecast: cpuMs / accepted, readAfterMs, readSeesWrite, errors, reads };
+  const summary = (times: number[]) => {
+    times.sort((a, b) => a - b);
+    return { p50: percentile(times, 50), p99: percentile(times, 99), max: times.at(-1) ?? NaN, count: times.length };
+  };
+  const reads = summary(readTimes);
+  const phoneReads = summary(phoneTimes);
+  return { label, users, accepted, perSecond: accepted / elapsed, refusals, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN, cpuMsPerForecast: cpuMs / accepted, readAfterMs, readSeesWrite, errors, reads, phoneReads };
 }
 
 const checkouts: [string, string][] = [];
@@ -303,6 +313,12 @@ const rows: [string, (r: Figures) => string][] = [
   ['users who forecast (incl. warm-up)', (r) => f0(r.users)],
   [`meanwhile ${HUB.handle}'s home feed, one at a time: p50 / p99 / max (ms)`, (r) => `${f1(r.reads.p50)} / ${f1(r.reads.p99)} / ${f0(r.reads.max)}`],
   ['  home feeds read', (r) => f0(r.reads.count)],
+  ...(phones > 0
+    ? ([
+        [`meanwhile ${phones} phones read it compressed, without pause: p50 / p99 (ms)`, (r) => `${f1(r.phoneReads.p50)} / ${f1(r.phoneReads.p99)}`],
+        ['  compressed home feeds read', (r) => f0(r.phoneReads.count)],
+      ] as [string, (r: Figures) => string][])
+    : []),
   ["next read by the last author (ms)", (r) => f1(r.readAfterMs)],
   ['  it shows their forecast', (r) => (r.readSeesWrite ? 'yes' : 'NO')],
 ];
