@@ -14,8 +14,8 @@ export const isAdminRoute = (request: FastifyRequest): boolean => request.routeO
  * operator's bearer token (it sets `x-castie-admin: true`); anyone else gets 401.
  */
 export function adminRoutesOnlyFromGateway(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
-    if (!isAdminRoute(request)) return;
-    if (request.headers[internalHeaders.admin] !== 'true') return reply.code(401).send(errorBody('authorization_failed', 'the admin API needs Authorization: Bearer <ADMIN_TOKEN>'));
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!isAdminRoute(request) || request.headers[internalHeaders.admin] === 'true') return done();
+    reply.code(401).send(errorBody('authorization_failed', 'the admin API needs Authorization: Bearer <ADMIN_TOKEN>'));
   });
 }

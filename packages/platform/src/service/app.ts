@@ -39,12 +39,18 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
   const gate = options.readModels;
   if (gate) {
     const timeout = options.sessionWaitMs ?? 3000;
-    app.addHook('preHandler', async (request) => {
+    // A callback hook: most requests carry no positions, or ones already applied, and go on
+    // without a promise of their own.
+    app.addHook('preHandler', (request, _reply, done) => {
+      const after = request.headers[internalHeaders.after];
+      if (after === undefined) return done();
       const only = request.routeOptions.config.sessionTopics;
-      const positions = parsePositions(request.headers[internalHeaders.after]).filter((p) => !only || only.includes(p.topic));
-      if (positions.length === 0) return;
-      const reached = await gate.waitFor(positions, timeout);
-      if (!reached) request.log.warn({ positions }, 'read models lag behind the session; answering anyway');
+      const positions = parsePositions(after).filter((p) => !only || only.includes(p.topic));
+      if (positions.length === 0) return done();
+      gate.waitFor(positions, timeout).then((reached) => {
+        if (!reached) request.log.warn({ positions }, 'read models lag behind the session; answering anyway');
+        done();
+      }, done);
     });
   }
   return app;

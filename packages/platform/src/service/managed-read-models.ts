@@ -155,13 +155,14 @@ export class ManagedReadModels implements ProjectionRunner {
   install(app: FastifyInstance, service: ReadModelService, routeOptions: RouteOptions = {}): void {
     adminRoutesOnlyFromGateway(app);
     const counted = new WeakSet<FastifyRequest>();
-    app.addHook('onRequest', async (request, reply) => {
+    // Callback hooks: they run on every request, and none of them waits for anything.
+    app.addHook('onRequest', (request, reply, done) => {
       // Its own admin routes are answered even while rebuilding (guarded by adminRoutesOnlyFromGateway).
-      if (isAdminRoute(request)) return;
+      if (isAdminRoute(request)) return done();
       // Probes and scrapes answer for themselves: /readyz says "rebuilding", /healthz stays alive.
-      if (request.routeOptions.url !== undefined && OPERATIONS_PATHS.has(request.routeOptions.url)) return;
+      if (request.routeOptions.url !== undefined && OPERATIONS_PATHS.has(request.routeOptions.url)) return done();
       if (!this.ready) {
-        return reply
+        reply
           .code(503)
           .header('retry-after', '1')
           .send(
@@ -170,16 +171,23 @@ export class ManagedReadModels implements ProjectionRunner {
               this.#failed ? `the ${service} service could not rebuild its read models and must be restarted` : `the ${service} service is rebuilding its read models; try again in a moment`,
             ),
           );
+        return;
       }
       counted.add(request);
       this.#enter();
+      done();
     });
-    const leave = async (request: FastifyRequest) => {
-      if (!counted.delete(request)) return;
-      this.#leave();
+    const leave = (request: FastifyRequest) => {
+      if (counted.delete(request)) this.#leave();
     };
-    app.addHook('onResponse', leave);
-    app.addHook('onRequestAbort', leave);
+    app.addHook('onResponse', (request, _reply, done) => {
+      leave(request);
+      done();
+    });
+    app.addHook('onRequestAbort', (request, done) => {
+      leave(request);
+      done();
+    });
 
     const endpoints = readModelsAdminApi(service);
     const state = () => ({

@@ -79,14 +79,14 @@ function handoverTokenOf(app: FastifyInstance): string {
   const known = tokens.get(app);
   if (known) return known;
   const token = randomBytes(16).toString('hex');
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (request.headers[IN_PROCESS] !== token) return payload;
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.headers[IN_PROCESS] !== token) return done(null, payload);
     // The gateway logs the request in the same log, under the same id: the service's own
     // line goes to debug (errors are logged as always).
     loggedByCaller(request);
-    if (typeof payload !== 'string') return payload;
+    if (typeof payload !== 'string') return done(null, payload);
     (reply.raw as HandedOver)[HANDED_OVER] = payload;
-    return '';
+    done(null, '');
   });
   tokens.set(app, token);
   return token;
