@@ -35,7 +35,9 @@ const gzipped = promisify(gzip);
  * 866 without compression, while compressing the page once takes 0.9 ms. It still serves what
  * comes as a stream (the own-data export); an answer this hook compressed carries its
  * Content-Encoding, which it leaves alone. Both negotiate the same way (same encodings, aliases
- * and threshold), so a client cannot tell which one answered.
+ * and threshold) and both honour a route's `compress: false`. This hook's answers carry their
+ * exact Content-Length (the library's went chunked), and it compresses the not-found answer too,
+ * which the library, attached route by route, never saw.
  */
 export const compression = fp(
   async (app: FastifyInstance) => {
@@ -46,19 +48,23 @@ export const compression = fp(
       const bytes = Buffer.byteLength(payload);
       const encoding = bytes < THRESHOLD_BYTES ? null : wanted(request, reply, negotiator);
       if (!encoding) return done(null, payload);
-      (encoding === 'br' ? brotli(payload, brotliOptions(bytes)) : gzipped(payload)).then(
-        (compressed) => {
+      (encoding === 'br' ? brotli(payload, brotliOptions(bytes)) : gzipped(payload))
+        .then((compressed) => {
           varyOnEncoding(reply);
           reply.header('content-encoding', encoding);
           reply.removeHeader('content-length');
-          done(null, compressed);
-        },
-        (error: Error) => done(error),
-      );
+          return compressed;
+        })
+        .then(
+          (compressed) => done(null, compressed),
+          (error: unknown) => done(error instanceof Error ? error : new Error(`compressing the answer failed: ${String(error)}`)),
+        );
     });
     // Runs before the plugin's own onRoute hook (registered below), which reads this.
     app.addHook('onRoute', (route) => {
       route.decompress ??= false;
+      // A route that opts out (pictures, already compressed) is left alone by this hook too.
+      if (route.compress === false) route.config = { ...route.config, compressed: false };
     });
     await app.register(compress, { global: true, encodings: [...ENCODINGS], threshold: THRESHOLD_BYTES });
   },
@@ -68,7 +74,7 @@ export const compression = fp(
 /** The encoding to compress a whole answer with, or null to send it as it is. */
 function wanted(request: FastifyRequest, reply: FastifyReply, negotiator: Negotiator<Encoding>): Encoding | null {
   const accepted = request.headers['accept-encoding'];
-  if (typeof accepted !== 'string' || request.headers['x-no-compression'] !== undefined) return null;
+  if (typeof accepted !== 'string' || request.headers['x-no-compression'] !== undefined || request.routeOptions.config.compressed === false) return null;
   const current = reply.getHeader('content-encoding');
   if (current !== undefined && current !== 'identity') return null;
   if (!COMPRESSIBLE.test(String(reply.getHeader('content-type') ?? 'application/json'))) return null;
@@ -91,4 +97,11 @@ function varyOnEncoding(reply: FastifyReply): void {
   const vary = reply.getHeader('vary');
   if (vary === undefined) reply.header('vary', 'accept-encoding');
   else if (!String(vary).toLowerCase().includes('accept-encoding')) reply.header('vary', `${String(vary)}, accept-encoding`);
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** False on routes declared with `compress: false` (set by this plugin, read by its hook). */
+    compressed?: boolean;
+  }
 }

@@ -1,0 +1,54 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { compression } from './compression.ts';
+
+// The compression plugin on a bare app: what the gateway's answers get, case by case.
+let app: FastifyInstance;
+const text = JSON.stringify({ items: Array.from({ length: 200 }, (_, i) => ({ id: i, question: `Will it rain on day ${i}?` })) });
+const huge = JSON.stringify({ rows: Array.from({ length: 300_000 }, (_, i) => `row ${i} ${(i * 7919) % 10007}`) });
+
+beforeAll(async () => {
+  app = Fastify();
+  await app.register(compression);
+  app.get('/text', async (_request, reply) => reply.type('application/json; charset=utf-8').send(text));
+  app.get('/huge', async (_request, reply) => reply.type('application/json; charset=utf-8').send(huge));
+  app.get('/varied', async (_request, reply) => reply.header('vary', 'Origin').type('application/json; charset=utf-8').send(text));
+  app.route({ method: 'GET', url: '/opted-out', compress: false, handler: async (_request, reply) => reply.type('application/json; charset=utf-8').send(text) });
+  await app.ready();
+});
+afterAll(() => app.close());
+
+const get = (url: string, acceptEncoding: string) => app.inject({ method: 'GET', url, headers: { 'accept-encoding': acceptEncoding } });
+
+describe('compressing whole answers', () => {
+  it('sends the compressed bytes with their own length, and they decode to the answer', async () => {
+    for (const [encoding, decode] of [['br', brotliDecompressSync], ['gzip', gunzipSync]] as const) {
+      const res = await get('/text', encoding);
+      expect(res.headers['content-encoding']).toBe(encoding);
+      expect(res.headers.vary).toBe('accept-encoding');
+      expect(Number(res.headers['content-length'])).toBe(res.rawPayload.length);
+      expect(res.rawPayload.length).toBeLessThan(Buffer.byteLength(text) / 3);
+      expect(decode(res.rawPayload).toString('utf8')).toBe(text);
+    }
+  });
+
+  it('decodes an answer larger than the largest brotli window', async () => {
+    expect(Buffer.byteLength(huge)).toBeGreaterThan(1 << 22);
+    const res = await get('/huge', 'br');
+    expect(res.headers['content-encoding']).toBe('br');
+    expect(brotliDecompressSync(res.rawPayload).toString('utf8')).toBe(huge);
+  });
+
+  it('adds accept-encoding to a Vary the answer already has', async () => {
+    const res = await get('/varied', 'gzip');
+    expect(res.headers['content-encoding']).toBe('gzip');
+    expect(String(res.headers.vary).toLowerCase()).toBe('origin, accept-encoding');
+  });
+
+  it('leaves a route declared with compress: false as it is', async () => {
+    const res = await get('/opted-out', 'br, gzip');
+    expect(res.headers['content-encoding']).toBeUndefined();
+    expect(res.payload).toBe(text);
+  });
+});
