@@ -47,10 +47,13 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
       const only = request.routeOptions.config.sessionTopics;
       const positions = parsePositions(after).filter((p) => !only || only.includes(p.topic));
       if (positions.length === 0) return done();
-      gate.waitFor(positions, timeout).then((reached) => {
-        if (!reached) request.log.warn({ positions }, 'read models lag behind the session; answering anyway');
-        done();
-      }, done);
+      gate.waitFor(positions, timeout).then(
+        (reached) => {
+          if (!reached) request.log.warn({ positions }, 'read models lag behind the session; answering anyway');
+          done();
+        },
+        (error: unknown) => done(error instanceof Error ? error : new Error(`waiting for the read models failed: ${String(error)}`)),
+      );
     });
   }
   return app;
