@@ -89,6 +89,7 @@ export function createMongoDocumentStore(options: MongoDocumentStoreOptions): Do
         return (await opened()).find(filterOf(filter), findOptions).toArray();
       },
       async byIds(ids: readonly string[]) {
+        refuseUndefined('filter', ids);
         const found = new Map<string, Doc>();
         if (ids.length === 0) return found;
         for (const doc of await (await opened()).find({ _id: { $in: [...new Set(ids)] } }).toArray()) found.set(doc._id, doc);

@@ -17,7 +17,7 @@
  *   projection of included fields;
  * - updates: $set $unset $inc $max $min $push $pull (by value) $addToSet ($each) $setOnInsert,
  *   upsert; unique and secondary indexes (compound, ordered), declared with the collection;
- * - a filter or update holding `undefined` anywhere is refused (`refuseUndefined`).
+ * - a filter, update or list of ids holding `undefined` anywhere is refused (`refuseUndefined`).
  */
 
 /** A JSON scalar as documents hold it. */

@@ -798,6 +798,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       },
 
       async byIds(ids: readonly string[]) {
+        refuseUndefined('filter', ids);
         const found = new Map<string, JsonObject>();
         if (ids.length === 0) return found;
         const tb = t();

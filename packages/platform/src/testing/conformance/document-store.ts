@@ -499,6 +499,7 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
         await refused(() => c.find({ $or: [{ handle: 'ann' }, { handle: { $ne: nobody } }] }));
         await refused(() => c.countDocuments({ tags: nobody }));
         await refused(() => c.countBy({ handle: nobody }, 'city'));
+        await refused(() => c.byIds(['a', nobody]));
         expect(await c.countDocuments({ handle: 'ann' })).toBe(1);
       });
 
