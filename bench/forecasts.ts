@@ -130,7 +130,7 @@ interface Answer {
   ms: number;
 }
 
-function send(agent: Agent, port: number, method: 'GET' | 'POST', path: string, authorization: string, body?: string, acceptEncoding?: string): Promise<Answer> {
+function send(agent: Agent, port: number, method: 'GET' | 'POST', path: string, authorization: string, body?: string, acceptEncoding?: string): Promise<Answer & { encoding: string | undefined }> {
   const started = performance.now();
   return new Promise((resolveAnswer, reject) => {
     const headers: Record<string, string | number> = { authorization, ...(acceptEncoding ? { 'accept-encoding': acceptEncoding } : {}) };
@@ -138,7 +138,7 @@ function send(agent: Agent, port: number, method: 'GET' | 'POST', path: string, 
     const req = request({ host: '127.0.0.1', port, method, path, agent, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }));
+      res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started, encoding: res.headers['content-encoding'] }));
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -170,6 +170,8 @@ interface Figures {
   reads: { p50: number; p99: number; max: number; count: number };
   /** The phones' compressed home feeds meanwhile (--phones). */
   phoneReads: { p50: number; p99: number; max: number; count: number };
+  /** The phones' connection errors and answers other than a compressed 200. */
+  phoneFailures: number;
 }
 
 const percentile = (sorted: number[], p: number): number => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!);
@@ -224,13 +226,16 @@ async function measure(label: string, root: string, copy: string, pool: Forecast
   };
   const readTimes: number[] = [];
   const phoneTimes: number[] = [];
+  let phoneFailures = 0;
   const reader = async (times: number[], acceptEncoding?: string) => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     agents.push(agent);
     const authorization = `Basic ${Buffer.from(`${HUB.email}:${HUB.password}`).toString('base64')}`;
     while (!stop) {
       const answer = await send(agent, server.port, 'GET', '/api/home/following/', authorization, undefined, acceptEncoding).catch(() => null);
-      if (measuring && !stop && answer?.status === 200) times.push(answer.ms);
+      if (!measuring || stop) continue;
+      if (answer?.status === 200 && (!acceptEncoding || answer.encoding !== undefined)) times.push(answer.ms);
+      else if (acceptEncoding) phoneFailures++;
     }
   };
   const running = [...Array.from({ length: clients }, client), reader(readTimes), ...Array.from({ length: phones }, () => reader(phoneTimes, 'gzip, deflate, br'))];
@@ -263,7 +268,7 @@ async function measure(label: string, root: string, copy: string, pool: Forecast
   };
   const reads = summary(readTimes);
   const phoneReads = summary(phoneTimes);
-  return { label, users, accepted, perSecond: accepted / elapsed, refusals, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN, cpuMsPerForecast: cpuMs / accepted, readAfterMs, readSeesWrite, errors, reads, phoneReads };
+  return { label, users, accepted, perSecond: accepted / elapsed, refusals, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN, cpuMsPerForecast: cpuMs / accepted, readAfterMs, readSeesWrite, errors, reads, phoneReads, phoneFailures };
 }
 
 const checkouts: [string, string][] = [];
@@ -306,7 +311,7 @@ const codes = [...new Set(runs.flatMap((r) => [...r.refusals.keys()]))].sort();
 const rows: [string, (r: Figures) => string][] = [
   ['accepted forecasts/s', (r) => f0(r.perSecond)],
   [`  accepted in ${seconds} s`, (r) => f0(r.accepted)],
-  ['server CPU per accepted forecast (ms)', (r) => f2(r.cpuMsPerForecast)],
+  [phones > 0 ? "server CPU per accepted forecast (ms; the phones' pages included)" : 'server CPU per accepted forecast (ms)', (r) => f2(r.cpuMsPerForecast)],
   ['latency p50 / p99 / max (ms)', (r) => `${f1(r.p50)} / ${f1(r.p99)} / ${f0(r.max)}`],
   ...codes.map((code): [string, (r: Figures) => string] => [`refused: ${code}`, (r) => f0(r.refusals.get(code) ?? 0)]),
   ['connection errors', (r) => f0(r.errors)],
@@ -317,6 +322,7 @@ const rows: [string, (r: Figures) => string][] = [
     ? ([
         [`meanwhile ${phones} phones read it compressed, without pause: p50 / p99 (ms)`, (r) => `${f1(r.phoneReads.p50)} / ${f1(r.phoneReads.p99)}`],
         ['  compressed home feeds read', (r) => f0(r.phoneReads.count)],
+        ['  connection errors, or not a compressed 200', (r) => f0(r.phoneFailures)],
       ] as [string, (r: Figures) => string][])
     : []),
   ["next read by the last author (ms)", (r) => f1(r.readAfterMs)],
