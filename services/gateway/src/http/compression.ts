@@ -89,8 +89,9 @@ function wanted(request: FastifyRequest, reply: FastifyReply, negotiator: Negoti
 /**
  * Brotli's window fits the answer: the encoder allocates for its window whatever the size hint
  * says, and with the default (4 MiB) several answers compressed at once cost 2.5 times the CPU
- * each (measured at quality 4: 96 KB home pages, four at a time, 2.98 ms of CPU each; with a 256 KiB window
- * 1.19 ms, the same 14,312 bytes out). A window as large as the answer loses nothing.
+ * each (measured at quality 4: 96 KB home pages, four at a time, 2.98 ms of CPU each; with a
+ * 256 KiB window 1.19 ms, the same 14,312 bytes out). A window as large as the answer loses
+ * nothing.
  */
 function brotliOptions(bytes: number) {
   const window = Math.min(constants.BROTLI_DEFAULT_WINDOW, Math.max(constants.BROTLI_MIN_WINDOW_BITS, Math.ceil(Math.log2(bytes + 16))));
