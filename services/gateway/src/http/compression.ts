@@ -49,7 +49,8 @@ export const compression = fp(
     const negotiator = new Negotiator<Encoding>({ supportedValues: [...ENCODINGS] });
     // A callback hook: most answers go on as they are, without a promise of their own.
     app.addHook('onSend', (request, reply, payload, done) => {
-      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload);
+      if (request.headers['accept-encoding'] === undefined || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) return done(null, payload);
+      // Counting a string's UTF-8 bytes reads all of it: only for clients that ask to compress.
       const bytes = Buffer.byteLength(payload);
       const encoding = bytes < THRESHOLD_BYTES ? null : wanted(request, reply, negotiator);
       if (!encoding) return done(null, payload);
