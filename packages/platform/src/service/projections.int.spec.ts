@@ -235,6 +235,54 @@ describe('projection runner', () => {
     await second.stop();
   });
 
+  it('builds a projection derived from the other read models in one pass once caught up (fed no event before), and again at the next start if the pass failed', async () => {
+    const DOUBLES = collectionSpec<Sum>({ name: 'doubles' });
+    await log.append('tallies', [1, 2, 3].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
+    /** Twice the tally: from each event once built, from the tally's read model when rebuilt. */
+    const doubled = (store: DocumentStore, options: { failingPass?: boolean } = {}) => {
+      const fed: number[] = [];
+      const doubles = store.collection(DOUBLES);
+      const projection: Projection = {
+        name: 'doubled',
+        version: 1,
+        topics: ['tallies'],
+        collections: [DOUBLES],
+        apply: async (event) => {
+          fed.push((event.data as { n: number }).n);
+          await doubles.updateOne({ _id: 'sum' }, { $inc: { total: 2 * (event.data as { n: number }).n, events: 1 } }, { upsert: true });
+        },
+        buildFromReadModels: async () => {
+          const sum = await store.collection(SUMS).findOne({ _id: 'sum' });
+          await doubles.replaceOne({ _id: 'sum' }, { _id: 'sum', total: 2 * (sum?.total ?? 0), events: sum?.events ?? 0 }, { upsert: true });
+          if (options.failingPass) throw new Error('the pass failed');
+        },
+      };
+      return { projection, fed };
+    };
+    const store = openStore('derived');
+    const failing = doubled(store, { failingPass: true });
+    const first = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(store), failing.projection] });
+    await expect(first.caughtUp()).rejects.toThrow('the pass failed');
+    await first.stop();
+    // The tally is built and resumes; the failed pass left nothing, and no event fed it.
+    expect(await sumOf(store)).toBe(6);
+    expect(await sumOf(store, DOUBLES)).toBeUndefined();
+    expect(failing.fed).toEqual([]);
+
+    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 10 }) }]);
+    const working = doubled(store);
+    const second = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(store), working.projection] });
+    await second.caughtUp();
+    expect(await sumOf(store, DOUBLES)).toBe(32);
+    expect(working.fed).toEqual([]);
+    // Built: later events feed it one by one.
+    const [end] = await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 100 }) }]);
+    expect(await second.waitFor([end!])).toBe(true);
+    expect(working.fed).toEqual([100]);
+    expect(await store.collection(DOUBLES).findOne({ _id: 'sum' })).toMatchObject({ total: 232, events: 5 });
+    await second.stop();
+  });
+
   it('copies a projection another store of the process finished instead of rebuilding it, and goes on from where the copy was', async () => {
     await log.append('tallies', [1, 2, 3].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
     const copies = new SqliteReadModelCopies();
