@@ -249,6 +249,17 @@ export class GroupDirectory {
     return { answered: s?.answered ?? 0, correct: s?.correct ?? 0, xp: s?.xp ?? 0 };
   }
 
+  /**
+   * Where each user stands in each group, in the order asked: following, and their scores on its
+   * answered Casties (zeros when none). Each collection is read once for all of them.
+   */
+  async standings(asked: readonly { userId: string; slug: string }[]): Promise<{ following: boolean; answered: number; xp: number }[]> {
+    if (asked.length === 0) return [];
+    const ids = asked.map((a) => membershipId(a.slug.toLowerCase(), a.userId));
+    const [memberships, scores] = await Promise.all([this.#memberships.byIds(ids), this.#scores.byIds(ids)]);
+    return ids.map((id) => ({ following: memberships.get(id)?.following ?? false, answered: scores.get(id)?.answered ?? 0, xp: scores.get(id)?.xp ?? 0 }));
+  }
+
   /** Percent correct of the user's forecasts on answered Casties of the group; null when none. */
   async accuracy(userId: string, slug: string): Promise<number | null> {
     return groupAccuracy(await this.scoreOf(userId, slug));

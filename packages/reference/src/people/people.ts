@@ -53,6 +53,21 @@ export class People {
     return person;
   }
 
+  /** People by id, deleted accounts included (absent: never signed up here). */
+  byIds(ids: readonly string[]): Promise<Map<string, PersonDoc>> {
+    return this.#people.byIds(ids);
+  }
+
+  /** Everyone, deleted accounts included, `size` at a time in id order: for a read model built from this one in one pass. */
+  async *everyone(size = 500): AsyncGenerator<PersonDoc[]> {
+    for (let after: string | null = null; ; ) {
+      const page: PersonDoc[] = await this.#people.find(after === null ? {} : { _id: { $gt: after } }, { sort: { _id: 1 }, limit: size });
+      if (page.length === 0) return;
+      yield page;
+      after = page[page.length - 1]!._id;
+    }
+  }
+
   /** Active people by id (deleted ones vanish from lists). */
   async activeByIds(ids: readonly string[]): Promise<Map<string, PersonDoc>> {
     // The store answers each document once, whatever the repeats in `ids` (a feed page names a

@@ -38,8 +38,9 @@ export const BOARD_ENTRIES = collectionSpec<BoardEntryDoc>({ name: 'board_entrie
  *
  * It reads the XP, follows and statuses that the people and groups projections keep (they run
  * before it in the same batch) and sets absolute scores, never increments: applying an event
- * twice, or in another order across topics, leaves the same boards, and a rebuild of this
- * projection alone (its version bumped, or its sets lost) converges to the live boards.
+ * twice, or in another order across topics, leaves the same boards. So a rebuild (every read
+ * model, or this one alone: its version bumped, or its sets lost) builds the boards in one pass
+ * over people and groups once they caught up with the log (buildFromReadModels).
  */
 export function leaderboardsProjection(store: DocumentStore, sets: SortedSets): Projection {
   const people = new People(store);
@@ -47,38 +48,52 @@ export function leaderboardsProjection(store: DocumentStore, sets: SortedSets): 
   const entries = store.collection(BOARD_ENTRIES);
   const version = 1;
 
-  /** Puts one person where they stand now on the overall board and on the boards of `slugs` (every followed group when null). */
-  async function refresh(userId: string, slugs: readonly string[] | null): Promise<void> {
-    const [person, entry] = await Promise.all([people.byId(userId), entries.findOne({ _id: userId })]);
-    const member = person?.status === 'active' && person.handleLower ? boardMember(person) : null;
-    const old = entry?.member ?? null;
-    if (member === null && old === null) return;
-    // A new member spelling (rename) or none (deleted) concerns every board the person is on:
-    // the overall one and those of the groups they follow (every follow change refreshes its
-    // group). The person's `following` holds every group they follow (and may hold one they only
-    // requested access to since): read by id, so a rebuild needs no index to find them.
-    const scope = old !== member || slugs === null ? [...new Set([...(slugs ?? []), ...(person?.following ?? [])])] : slugs;
+  /**
+   * Puts each person of `due` where they stand now on the overall board and on the boards of
+   * the groups named (every group they follow when null), from what the read models hold now.
+   * Each read model is read once for all of them, and the sorted sets change in one call.
+   */
+  async function refresh(due: ReadonlyMap<string, ReadonlySet<string> | null>): Promise<void> {
+    const ids = [...due.keys()];
+    const [persons, known] = await Promise.all([people.byIds(ids), entries.byIds(ids)]);
     const changes: ScoreChange[] = [];
-    if (old !== null && old !== member) {
-      changes.push({ key: OVERALL_BOARD, member: old, score: null });
-      for (const slug of scope) changes.push({ key: groupBoard(slug), member: old, score: null }, { key: rankedBoard(slug), member: old, score: null });
-    }
-    if (member !== null && person) {
-      changes.push({ key: OVERALL_BOARD, member, score: person.xp });
-      for (const slug of scope) {
-        const [following, score] = await Promise.all([groups.isFollowing(userId, slug), groups.scoreOf(userId, slug)]);
-        changes.push({ key: groupBoard(slug), member, score: following ? score.xp : null }, { key: rankedBoard(slug), member, score: following && score.answered > 0 ? score.xp : null });
+    const asked: { userId: string; slug: string; member: string }[] = [];
+    const gone: string[] = [];
+    const renamed: BoardEntryDoc[] = [];
+    for (const [userId, slugs] of due) {
+      const person = persons.get(userId);
+      const member = person?.status === 'active' && person.handleLower ? boardMember(person) : null;
+      const old = known.get(userId)?.member ?? null;
+      if (member === null && old === null) continue;
+      // A new member spelling (rename) or none (deleted) concerns every board the person is on:
+      // the overall one and those of the groups they follow (every follow change refreshes its
+      // group). The person's `following` holds every group they follow (and may hold one they only
+      // requested access to since): read by id, so a rebuild needs no index to find them.
+      const scope = old !== member || slugs === null ? new Set([...(slugs ?? []), ...(person?.following ?? [])]) : slugs;
+      if (old !== null && old !== member) {
+        changes.push({ key: OVERALL_BOARD, member: old, score: null });
+        for (const slug of scope) changes.push({ key: groupBoard(slug), member: old, score: null }, { key: rankedBoard(slug), member: old, score: null });
       }
+      if (member !== null && person) {
+        changes.push({ key: OVERALL_BOARD, member, score: person.xp });
+        for (const slug of scope) asked.push({ userId, slug, member });
+      }
+      if (member === null) gone.push(userId);
+      else if (member !== old) renamed.push({ _id: userId, member });
     }
+    const standings = await groups.standings(asked);
+    asked.forEach(({ slug, member }, i) => {
+      const { following, answered, xp } = standings[i]!;
+      changes.push({ key: groupBoard(slug), member, score: following ? xp : null }, { key: rankedBoard(slug), member, score: following && answered > 0 ? xp : null });
+    });
     await sets.setScores(changes);
-    if (member === null) await entries.deleteOne({ _id: userId });
-    else if (member !== old) await entries.replaceOne({ _id: userId }, { _id: userId, member }, { upsert: true });
+    for (const userId of gone) await entries.deleteOne({ _id: userId });
+    for (const entry of renamed) await entries.replaceOne({ _id: entry._id }, entry, { upsert: true });
   }
 
   /**
    * Who the batch's events concern, and on which groups' boards (null: every board they are on):
-   * refreshed once at the end of the batch, from what the read models hold then. A rebuild's
-   * batches name the same people many times (every scored Castie of theirs).
+   * refreshed once at the end of the batch, from what the read models hold then.
    */
   let due = new Map<string, Set<string> | null>();
   function note(userId: string, slugs: readonly string[] | null): void {
@@ -153,7 +168,13 @@ export function leaderboardsProjection(store: DocumentStore, sets: SortedSets): 
     async endBatch() {
       const now = due;
       due = new Map();
-      for (const [userId, slugs] of now) await refresh(userId, slugs === null ? null : [...slugs]);
+      if (now.size > 0) await refresh(now);
+    },
+    // The boards are a function of people and groups: a rebuild puts everyone where they stand
+    // once those are built, instead of after each batch (many times over for the same people).
+    async buildFromReadModels() {
+      due = new Map();
+      for await (const page of people.everyone()) await refresh(new Map(page.map((person) => [person._id, null])));
     },
   };
 }
