@@ -280,7 +280,27 @@ describe('projection runner', () => {
     expect(await second.waitFor([end!])).toBe(true);
     expect(working.fed).toEqual([100]);
     expect(await store.collection(DOUBLES).findOne({ _id: 'sum' })).toMatchObject({ total: 232, events: 5 });
+    expect(await second.lag()).toEqual([
+      { projection: 'tally', lagEvents: 0 },
+      { projection: 'doubled', lagEvents: 0 },
+    ]);
     await second.stop();
+
+    // Its version bumped, it alone is rebuilt: by a pass, without reading the log again.
+    await store.collection(DOUBLES).updateOne({ _id: 'sum' }, { $inc: { total: 1000 } });
+    const bumped = doubled(store);
+    const third = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(store), { ...bumped.projection, version: 2 }] });
+    await third.caughtUp();
+    expect(third.applied()).toBe(0);
+    expect(await sumOf(store, DOUBLES)).toBe(232);
+    expect((await third.lag()).map((l) => l.lagEvents)).toEqual([0, 0]);
+    await third.stop();
+    // The pass committed its checkpoints: the next start applies nothing again.
+    const fourth = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(store), { ...doubled(store).projection, version: 2 }] });
+    await fourth.caughtUp();
+    expect(fourth.applied()).toBe(0);
+    expect(await sumOf(store, DOUBLES)).toBe(232);
+    await fourth.stop();
   });
 
   it('copies a projection another store of the process finished instead of rebuilding it, and goes on from where the copy was', async () => {

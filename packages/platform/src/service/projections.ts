@@ -338,8 +338,17 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     if (options.committed && done.length > 0) options.committed(done);
   }
 
-  /** Where the log must be read from for a topic partition: the earliest any of its projections needs. */
-  const readFrom = (topic: string, key: string): number => Math.min(...projections.filter((p) => p.topics.includes(topic)).map((p) => (applied.get(p.name)!.get(key) ?? -1) + 1));
+  /** The offsets of a topic partition that these projections applied. */
+  const appliedBy = (readers: readonly Projection[], key: string): number[] => readers.map((p) => applied.get(p.name)!.get(key) ?? -1);
+  /**
+   * Where the log must be read from for a topic partition: the earliest any of its projections
+   * needs. One built by a pass (passDue) needs no event, unless no other projection reads the topic.
+   */
+  const readFrom = (topic: string, key: string): number => {
+    const all = projections.filter((p) => p.topics.includes(topic));
+    const fed = all.filter((p) => !passDue.has(p.name));
+    return Math.min(...appliedBy(fed.length > 0 ? fed : all, key)) + 1;
+  };
   const startEnds: LogPosition[] = [];
   let behind = 0;
   for (const topic of topics) {
@@ -395,13 +404,31 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     const held = gate !== null;
     await pause();
     try {
+      // A pass holds every event the projections it reads applied: it goes on from the earliest
+      // of their checkpoints (events after it come again, and set the same absolute values).
+      const from = new Map<string, Map<string, number>>();
+      for (const p of due) {
+        const at = new Map<string, number>();
+        for (const topic of p.topics) {
+          const fed = projections.filter((o) => o.topics.includes(topic) && !passDue.has(o.name));
+          if (fed.length === 0) continue;
+          for (const partition of (await log.endOffsets(topic)).keys()) {
+            const key = positionKey({ topic, partition });
+            const offset = Math.min(...appliedBy(fed, key));
+            if (offset > (applied.get(p.name)!.get(key) ?? -1)) at.set(key, offset);
+          }
+        }
+        from.set(p.name, at);
+      }
       await store.transaction(async () => {
         for (const p of due) {
           await p.buildFromReadModels!();
+          for (const [key, offset] of from.get(p.name)!) await checkpoints.replaceOne({ _id: checkpointId(p.name, key) }, { _id: checkpointId(p.name, key), projection: p.name, offset }, { upsert: true });
           await versions.replaceOne({ _id: p.name }, { _id: p.name, version: p.version }, { upsert: true });
         }
         for (const p of due) passDue.delete(p.name);
       });
+      for (const p of due) for (const [key, offset] of from.get(p.name)!) applied.get(p.name)!.set(key, offset);
     } catch (error) {
       // Due again at the next start (on SQLite nothing of it stayed; on MongoDB the pass overwrites what it left).
       for (const p of due) passDue.add(p.name);
