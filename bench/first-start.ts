@@ -33,7 +33,7 @@ async function firstStart(label: string, root: string): Promise<number> {
     const peakMb = memoryOf(server.pid).peakMb;
     await server.stop();
     const seconds = server.firstAnswerMs / 1000;
-    for (const l of server.lines) if (typeof l.msg === 'string' && / rebuilt | copied |indexed /.test(l.msg)) say(`  ${l.msg}`);
+    for (const l of server.lines) if (typeof l.msg === 'string' && / rebuilt | copied | built |indexed /.test(l.msg)) say(`  ${l.msg}`);
     say(`${label}: first answer after ${seconds.toFixed(1)} s (${Math.round(events / seconds).toLocaleString('en-US')} events/s), peak ${Math.round(peakMb)} MB`);
     return seconds;
   } finally {

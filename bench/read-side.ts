@@ -56,7 +56,7 @@ async function measure(label: string, root: string): Promise<Figures> {
   try {
     say(`${label}: first start on ${events.toLocaleString('en')} events (read models built from the log)`);
     const first = await startCastie(root, dir);
-    const perService = first.lines.filter((l) => typeof l.msg === 'string' && / rebuilt | copied /.test(l.msg)).map((l) => String(l.msg));
+    const perService = first.lines.filter((l) => typeof l.msg === 'string' && / rebuilt | copied | built /.test(l.msg)).map((l) => String(l.msg));
     const rebuildPeakMb = memoryOf(first.pid).peakMb;
     await first.stop();
 

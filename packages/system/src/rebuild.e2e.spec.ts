@@ -132,6 +132,12 @@ describe('read models across restarts (rules 7 and the read-side issue)', () => 
     // Every service with read models was built by a thread of its own, none by its service at start.
     expect(new Set(built.map((l) => l.thread))).toEqual(new Set(['groups', 'casties', 'social', 'notifications']));
     expect(log.lines().filter((l) => l.thread === undefined && / rebuilt | copied /.test(String(l.msg)))).toEqual([]);
+    // People and groups are built once, by the groups thread; the casties thread, started beside
+    // it, built only its own read models from the log, copied those, then built its boards from them.
+    const casties = built.filter((l) => l.thread === 'casties').map((l) => String(l.msg));
+    expect(casties.filter((m) => m.includes(' rebuilt '))).toEqual([expect.stringMatching(/^casties-read: rebuilt castie-views v\d+, forecasts v\d+, comments v\d+, castie-search v\d+ from /)]);
+    expect(casties.filter((m) => m.includes(' copied ')).map((m) => m.split(' v')[0])).toEqual(['casties-read: copied people', 'casties-read: copied friendships', 'casties-read: copied groups']);
+    expect(log.lines().some((l) => l.thread === 'casties' && String(l.msg).startsWith('casties-read: built leaderboards v'))).toBe(true);
   });
 
   it("dropping one service's database file rebuilds that service alone, to the same answers", async () => {

@@ -1,5 +1,7 @@
 // A first start on a long history builds the services' read models in worker threads, side by
-// side, before the services start. Building them is CPU-bound, and one process building them in
+// side, before the services start. Projections two services share (people, groups) are built by
+// the thread that started first: one started while it builds builds its own projections first,
+// then copies the shared ones from its file. Building them is CPU-bound, and one process building them in
 // turn on its one event loop left the machine's other cores idle for minutes. Each worker builds
 // one service's new read-model file from the log (read-only) with the projections the service
 // itself runs (its `readModels`), then closes it; the service then starts on a finished file and
@@ -45,14 +47,20 @@ export async function buildNewReadModelsInWorkers(options: { log: EventLog; logD
   logger?.info({ services: fresh.map((m) => m.name), workers, events }, `building the read models of ${fresh.map((m) => m.name).join(', ')} from ${events.toLocaleString('en-US')} events in ${workers} threads`);
   const queue = [...fresh];
   const finished: CopySource[] = [];
+  /** The threads building now, by service: each is told when another finishes (it may be waiting to copy from it). */
+  const running = new Map<string, Worker>();
   const thread = async (): Promise<void> => {
     for (let module = queue.shift(); module; module = queue.shift()) {
-      const task: RebuildTask = { service: module.name, logDir: options.logDir, storePath: storePath(options.readModelDir, module.name), sources: [...finished] };
+      const task: RebuildTask = { service: module.name, logDir: options.logDir, storePath: storePath(options.readModelDir, module.name), sources: [...finished], building: [...running.keys()] };
+      let source: CopySource | null = null;
       try {
-        const offered = await runWorker(task, log, logger);
-        if (offered) finished.push({ group: module.readModels!.group, path: task.storePath, projections: offered });
+        const offered = await runWorker(task, log, logger, (worker) => running.set(module.name, worker));
+        if (offered) finished.push((source = { group: module.readModels!.group, path: task.storePath, projections: offered }));
       } catch (error) {
         logger?.warn({ service: module.name, err: error }, `building the read models of ${module.name} in a thread failed: the service goes on from where it stopped when it starts`);
+      } finally {
+        running.delete(module.name);
+        for (const other of running.values()) other.postMessage({ type: 'finished', service: module.name, source } satisfies ToWorker);
       }
     }
   };
@@ -70,8 +78,9 @@ function workerEntry(): URL {
 }
 
 /** Runs one task in its own thread; resolves with what it offers for copying (null: dead letters, nothing to copy). */
-function runWorker(task: RebuildTask, log: EventLog, logger: FastifyBaseLogger | undefined): Promise<FinishedProjection[] | null> {
+function runWorker(task: RebuildTask, log: EventLog, logger: FastifyBaseLogger | undefined, started: (worker: Worker) => void): Promise<FinishedProjection[] | null> {
   const worker = new Worker(workerEntry(), { workerData: task });
+  started(worker);
   return new Promise((resolve, reject) => {
     let offered: FinishedProjection[] | null | undefined;
     worker.on('message', (message: FromWorker) => {

@@ -30,7 +30,16 @@ const logger = { info: line('info'), warn: line('warn'), error: line('error'), f
 
 const waiting = new Map<number, { resolve: (positions: LogPosition[]) => void; reject: (error: Error) => void }>();
 let asked = 0;
+/** Files of finished threads, and the threads still building (see RebuildTask.building). */
+const sources = [...task.sources];
+const building = new Set(task.building);
+let told = (): void => undefined;
 port.on('message', (message: ToWorker) => {
+  if (message.type === 'finished') {
+    building.delete(message.service);
+    if (message.source) sources.push(message.source);
+    return told();
+  }
   const pending = waiting.get(message.id);
   waiting.delete(message.id);
   if (message.positions) pending?.resolve(message.positions);
@@ -49,17 +58,39 @@ const log: EventLog = {
 };
 // The thread bulk-loads, then closes: the main thread's stores checkpoint in the background once they serve.
 const store = openSqliteDocumentStore({ path: task.storePath, backgroundCheckpoints: false });
+const projections = definition.projections(store);
+const same = (a: FinishedProjection, b: FinishedProjection) => a.name === b.name && a.version === b.version && a.collections === b.collections;
+const copyable = (p: FinishedProjection) => sources.some((s) => s.projections.some((f) => same(f, p)));
+
+// What the threads building now will offer (their projections, made on a store in memory only
+// to be compared): those of ours they build and no finished file has are copied once they finish.
+const scratch = openSqliteDocumentStore({ path: ':memory:' });
+const coming = [...building].flatMap((service) => allServices().find((m) => m.name === service)?.readModels?.projections(scratch).map(finishedProjection) ?? []);
+await scratch.close();
+const later = projections.filter((p) => !copyable(finishedProjection(p)) && coming.some((c) => same(c, finishedProjection(p))));
+
+if (later.length > 0) {
+  // First our own projections (not those built by a pass: they read the shared ones), side by
+  // side with the thread building the shared ones; then, once it offers them, the rest.
+  const own = projections.filter((p) => !later.includes(p) && !p.buildFromReadModels);
+  const first = await startProjections({ group: definition.group, log, store, catalogs: definition.catalogs, projections: own, logger });
+  await first.caughtUp();
+  await first.stop();
+  const ready = () => later.every((p) => copyable(finishedProjection(p))) || building.size === 0;
+  while (!ready()) await new Promise<void>((resolve) => (told = resolve));
+}
+
 // The files other threads finished are sources; what the runner offers once caught up (only read
 // models without dead letters, as in one process) is what this thread tells the main thread.
 let offered: FinishedProjection[] | null = null;
-const copies = new SqliteReadModelCopies(task.sources).for(store);
+const copies = new SqliteReadModelCopies(sources).for(store);
 const runner = await startProjections({
   group: definition.group,
   log,
   store,
   catalogs: definition.catalogs,
-  projections: definition.projections(store),
-  copies: { ...copies, offer: (_group, projections) => (offered = projections.map(finishedProjection)) },
+  projections,
+  copies: { ...copies, offer: (_group, finished) => (offered = finished.map(finishedProjection)) },
   logger,
 });
 await runner.caughtUp();

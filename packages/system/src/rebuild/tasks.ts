@@ -8,6 +8,11 @@ export interface RebuildTask {
   logDir: string;
   storePath: string;
   sources: CopySource[];
+  /**
+   * Services whose threads are building when this one starts. Projections they build too (people,
+   * groups) are copied from their files once they finish, not built here a second time.
+   */
+  building: string[];
 }
 
 export type FromWorker =
@@ -15,4 +20,7 @@ export type FromWorker =
   | { type: 'append'; id: number; topic: string; records: NewLogRecord[] }
   | { type: 'done'; offered: FinishedProjection[] | null };
 
-export type ToWorker = { type: 'appended'; id: number; positions?: LogPosition[]; error?: string };
+export type ToWorker =
+  | { type: 'appended'; id: number; positions?: LogPosition[]; error?: string }
+  /** A thread finished building `service`: its file as a source, or null (it failed, or has dead letters). */
+  | { type: 'finished'; service: string; source: CopySource | null };
