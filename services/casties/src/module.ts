@@ -50,6 +50,7 @@ export async function startCastiesReadModels(options: { log: EventLog; documents
 export function castiesModule(): ServiceModule {
   return {
     name: 'casties',
+    eventStores: [CASTIES_TOPIC],
     readModels: castiesReadModels,
     async build(deps) {
       const logger = deps.logger;

@@ -29,6 +29,7 @@ export async function startGroupsReadModels(options: { log: EventLog; documents:
 export function groupsModule(): ServiceModule {
   return {
     name: 'groups',
+    eventStores: [GROUPS_TOPIC],
     readModels: groupsReadModels,
     async build(deps) {
       const runner = await startGroupsReadModels({ log: deps.log, documents: deps.documents, ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}), observer: deps.metrics, ...(deps.logger ? { logger: deps.logger } : {}) });

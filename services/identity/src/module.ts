@@ -7,6 +7,7 @@ import { argon2idHasher, type PasswordHasher } from './sign-in/passwords.ts';
 export function identityModule(options: { passwords?: PasswordHasher } = {}): ServiceModule {
   return {
     name: 'identity',
+    eventStores: [IDENTITY_TOPIC, IDENTITY_LOGINS_TOPIC],
     async build(deps) {
       const app = await buildIdentityApp({
         accounts: await deps.eventStore(IDENTITY_TOPIC),

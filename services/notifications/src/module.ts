@@ -25,6 +25,7 @@ export const notificationsReadModels: ReadModelsOfService = {
 export function notificationsModule(): ServiceModule {
   return {
     name: 'notifications',
+    eventStores: [NOTIFICATIONS_TOPIC],
     readModels: notificationsReadModels,
     async build(deps) {
       const store = deps.documents;

@@ -18,6 +18,7 @@ export const socialReadModels: ReadModelsOfService = {
 export function socialModule(): ServiceModule {
   return {
     name: 'social',
+    eventStores: [SOCIAL_TOPIC],
     readModels: socialReadModels,
     async build(deps) {
       const logger = deps.logger;

@@ -70,5 +70,7 @@ export interface ServiceModule {
   name: ServiceName;
   /** The read models `build` starts, if the service has any. */
   readModels?: ReadModelsOfService;
+  /** The topics whose event stores `build` asks for (a profile may open them earlier: the embedded one indexes their streams while threads build read models). */
+  eventStores: readonly string[];
   build(deps: ServiceDeps): Promise<BuiltService>;
 }

@@ -33,7 +33,16 @@ const MIN_EVENTS = 50_000;
  * service started after another finished copies the projections they share (people, groups)
  * from its file, as the services do in one process.
  */
-export async function buildNewReadModelsInWorkers(options: { log: EventLog; logDir: string; readModelDir: string; modules: readonly ServiceModule[]; logger?: FastifyBaseLogger; parallel?: ParallelRebuildOptions }): Promise<void> {
+export async function buildNewReadModelsInWorkers(options: {
+  log: EventLog;
+  logDir: string;
+  readModelDir: string;
+  modules: readonly ServiceModule[];
+  logger?: FastifyBaseLogger;
+  parallel?: ParallelRebuildOptions;
+  /** Called once, when the first thread finds nothing left to build: a core is free for other work of the start. */
+  coreFree?: () => void;
+}): Promise<void> {
   const { log, logger } = options;
   const fresh = options.modules.filter((m) => m.readModels && !existsSync(storePath(options.readModelDir, m.name)));
   const workers = Math.min(options.parallel?.workers ?? availableParallelism(), fresh.length);
@@ -63,7 +72,12 @@ export async function buildNewReadModelsInWorkers(options: { log: EventLog; logD
         for (const other of running.values()) other.postMessage({ type: 'finished', service: module.name, source } satisfies ToWorker);
       }
     }
+    if (!freed) {
+      freed = true;
+      options.coreFree?.();
+    }
   };
+  let freed = false;
   await Promise.all(Array.from({ length: workers }, thread));
   logger?.info({ ms: Date.now() - started }, `read models built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
