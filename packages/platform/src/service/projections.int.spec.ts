@@ -241,6 +241,7 @@ describe('projection runner', () => {
     /** Twice the tally: from each event once built, from the tally's read model when rebuilt. */
     const doubled = (store: DocumentStore, options: { failingPass?: boolean } = {}) => {
       const fed: number[] = [];
+      const passes: number[] = [];
       const doubles = store.collection(DOUBLES);
       const projection: Projection = {
         name: 'doubled',
@@ -252,12 +253,13 @@ describe('projection runner', () => {
           await doubles.updateOne({ _id: 'sum' }, { $inc: { total: 2 * (event.data as { n: number }).n, events: 1 } }, { upsert: true });
         },
         buildFromReadModels: async () => {
+          passes.push(passes.length + 1);
           const sum = await store.collection(SUMS).findOne({ _id: 'sum' });
           await doubles.replaceOne({ _id: 'sum' }, { _id: 'sum', total: 2 * (sum?.total ?? 0), events: sum?.events ?? 0 }, { upsert: true });
           if (options.failingPass) throw new Error('the pass failed');
         },
       };
-      return { projection, fed };
+      return { projection, fed, passes };
     };
     const store = openStore('derived');
     const failing = doubled(store, { failingPass: true });
@@ -272,7 +274,9 @@ describe('projection runner', () => {
     await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 10 }) }]);
     const working = doubled(store);
     const second = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(store), working.projection] });
-    await second.caughtUp();
+    // However many wait for it (requests, readiness), the pass runs once.
+    await Promise.all([second.caughtUp(), second.caughtUp()]);
+    expect(working.passes).toEqual([1]);
     expect(await sumOf(store, DOUBLES)).toBe(32);
     expect(working.fed).toEqual([]);
     // Built: later events feed it one by one.

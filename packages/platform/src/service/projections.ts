@@ -440,6 +440,8 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     logger?.info({ group, projections: due.map((p) => p.name), ms: Date.now() - started }, `${group}: built ${names} from the other read models in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
 
+  let deriving: Promise<void> | null = null;
+
   const waitFor = (positions: readonly LogPosition[], timeoutMs = DEFAULT_TIMEOUT_MS) => subscription.waitFor(positions, timeoutMs);
   const letters = store.collection(DEAD_LETTERS);
   return {
@@ -483,7 +485,8 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     },
     async caughtUp() {
       while (!(await subscription.waitFor(startEnds, 60_000))) logger?.warn({ group }, 'still applying the log');
-      await buildDerived();
+      // Once, however many wait for the runner to catch up.
+      await (deriving ??= buildDerived());
       await store.endBulkLoad();
       progress.done();
       // Only read models without dead letters are copied: a copy would not carry them.
