@@ -226,10 +226,9 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   const passDue = new Set<string>();
   for (const p of projections) {
     const stored = await versions.findOne({ _id: p.name });
-    if (stored?.version === p.version && !options.rebuildAll && !(await p.external?.lost())) {
-      if (stored.passDue && p.buildFromReadModels) passDue.add(p.name);
-      continue;
-    }
+    // A pass still due (a start stopped or failed before it) starts over like a rebuild: what a
+    // failed pass wrote outside its unit of work (MongoDB, Redis) is dropped first.
+    if (stored?.version === p.version && !stored.passDue && !options.rebuildAll && !(await p.external?.lost())) continue;
     const names = p.collections.map((c: CollectionSpec<Doc>) => c.name);
     await store.drop(names);
     await p.external?.reset();
@@ -361,11 +360,14 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
 
   // While paused, batches wait at this gate (the log redelivers nothing: the handler has not returned).
   let gate: { opened: Promise<void>; open: () => void } | null = null;
-  let inFlight: Promise<void> = Promise.resolve();
+  /** Batches being applied: a log may deliver several topics' batches at once. */
+  const inFlight = new Set<Promise<void>>();
   async function gated(records: LogRecord[]): Promise<void> {
     while (gate) await gate.opened;
     const run = handle(records);
-    inFlight = run.catch(() => undefined);
+    const settled = run.catch(() => undefined);
+    inFlight.add(settled);
+    void settled.then(() => inFlight.delete(settled));
     return run;
   }
   async function pause(): Promise<void> {
@@ -374,7 +376,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
       const opened = new Promise<void>((resolve) => (open = resolve));
       gate = { opened, open };
     }
-    await inFlight;
+    await Promise.all(inFlight);
   }
   const resume = (): void => {
     const opened = gate;
@@ -428,9 +430,9 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
         }
         for (const p of due) passDue.delete(p.name);
       });
-      for (const p of due) for (const [key, offset] of from.get(p.name)!) applied.get(p.name)!.set(key, offset);
+      for (const p of due) for (const [key, offset] of from.get(p.name)!) applied.get(p.name)!.set(key, Math.max(offset, applied.get(p.name)!.get(key) ?? -1));
     } catch (error) {
-      // Due again at the next start (on SQLite nothing of it stayed; on MongoDB the pass overwrites what it left).
+      // Due again at the next start, which drops what it left (on SQLite nothing of it stayed).
       for (const p of due) passDue.add(p.name);
       throw error;
     } finally {
