@@ -72,10 +72,14 @@ const later = projections.filter((p) => !copyable(finishedProjection(p)) && comi
 if (later.length > 0) {
   // First our own projections (not those built by a pass: they read the shared ones), side by
   // side with the thread building the shared ones; then, once it offers them, the rest.
+  // (None of its own, such as social's: it only waits. What finished files have is copied.)
   const own = projections.filter((p) => !later.includes(p) && !p.buildFromReadModels);
-  const first = await startProjections({ group: definition.group, log, store, catalogs: definition.catalogs, projections: own, logger });
-  await first.caughtUp();
-  await first.stop();
+  if (own.length > 0) {
+    const copies = new SqliteReadModelCopies(sources).for(store);
+    const first = await startProjections({ group: definition.group, log, store, catalogs: definition.catalogs, projections: own, copies: { ...copies, offer: () => undefined }, logger });
+    await first.caughtUp();
+    await first.stop();
+  }
   const ready = () => later.every((p) => copyable(finishedProjection(p))) || building.size === 0;
   while (!ready()) await new Promise<void>((resolve) => (told = resolve));
 }
