@@ -25,6 +25,9 @@ const BUILT = `${BOARD_PREFIX}built`;
 export const boardMember = (person: Pick<PersonDoc, '_id' | 'handleLower'>): string => `${person.handleLower} ${person._id}`;
 export const userOfMember = (member: string): string => member.slice(member.indexOf(' ') + 1);
 
+/** About how many sorted-set changes one call makes (a Redis MULTI): a person's are never split. */
+const SCORE_CHANGES_PER_CALL = 2000;
+
 /** The member a person has on the boards now (`_id`: user id): a rename or a deletion takes the old one off. */
 export interface BoardEntryDoc extends Doc {
   member: string;
@@ -51,12 +54,14 @@ export function leaderboardsProjection(store: DocumentStore, sets: SortedSets): 
   /**
    * Puts each person of `due` where they stand now on the overall board and on the boards of
    * the groups named (every group they follow when null), from what the read models hold now.
-   * Each read model is read once for all of them, and the sorted sets change in one call.
+   * Each read model is read once for all of them. The sorted sets change a few thousand changes
+   * at a time, each person's together (one Redis MULTI each: a catch-up batch names thousands).
    */
   async function refresh(due: ReadonlyMap<string, ReadonlySet<string> | null>): Promise<void> {
     const ids = [...due.keys()];
     const [persons, known] = await Promise.all([people.byIds(ids), entries.byIds(ids)]);
-    const changes: ScoreChange[] = [];
+    /** Per person, in `due` order: their changes. */
+    const changesOf = new Map<string, ScoreChange[]>();
     const asked: { userId: string; slug: string; member: string }[] = [];
     const gone: string[] = [];
     const renamed: BoardEntryDoc[] = [];
@@ -70,6 +75,8 @@ export function leaderboardsProjection(store: DocumentStore, sets: SortedSets): 
       // group). The person's `following` holds every group they follow (and may hold one they only
       // requested access to since): read by id, so a rebuild needs no index to find them.
       const scope = old !== member || slugs === null ? new Set([...(slugs ?? []), ...(person?.following ?? [])]) : slugs;
+      const changes: ScoreChange[] = [];
+      changesOf.set(userId, changes);
       if (old !== null && old !== member) {
         changes.push({ key: OVERALL_BOARD, member: old, score: null });
         for (const slug of scope) changes.push({ key: groupBoard(slug), member: old, score: null }, { key: rankedBoard(slug), member: old, score: null });
@@ -82,11 +89,18 @@ export function leaderboardsProjection(store: DocumentStore, sets: SortedSets): 
       else if (member !== old) renamed.push({ _id: userId, member });
     }
     const standings = await groups.standings(asked);
-    asked.forEach(({ slug, member }, i) => {
+    asked.forEach(({ userId, slug, member }, i) => {
       const { following, answered, xp } = standings[i]!;
-      changes.push({ key: groupBoard(slug), member, score: following ? xp : null }, { key: rankedBoard(slug), member, score: following && answered > 0 ? xp : null });
+      changesOf.get(userId)!.push({ key: groupBoard(slug), member, score: following ? xp : null }, { key: rankedBoard(slug), member, score: following && answered > 0 ? xp : null });
     });
-    await sets.setScores(changes);
+    let call: ScoreChange[] = [];
+    for (const changes of changesOf.values()) {
+      call.push(...changes);
+      if (call.length < SCORE_CHANGES_PER_CALL) continue;
+      await sets.setScores(call);
+      call = [];
+    }
+    if (call.length > 0) await sets.setScores(call);
     for (const userId of gone) await entries.deleteOne({ _id: userId });
     for (const entry of renamed) await entries.replaceOne({ _id: entry._id }, entry, { upsert: true });
   }
