@@ -2,6 +2,8 @@ import { defineEventCatalog } from '@castie/contracts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createFileEventLog } from '../embedded/file-event-log.ts';
@@ -261,15 +263,24 @@ describe('projection runner', () => {
       };
       return { projection, fed, passes };
     };
+    /** What the runner tells operators, line by line. */
+    const told = () => {
+      const lines: string[] = [];
+      const logger = pino({}, { write: (line: string) => void lines.push((JSON.parse(line) as { msg: string }).msg) }) as unknown as FastifyBaseLogger;
+      return { logger, lines };
+    };
     const store = openStore('derived');
     const failing = doubled(store, { failingPass: true });
-    const first = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(store), failing.projection] });
+    const firstLog = told();
+    const first = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(store), failing.projection], logger: firstLog.logger });
     await expect(first.caughtUp()).rejects.toThrow('the pass failed');
     await first.stop();
     // The tally is built and resumes; the failed pass left nothing, and no event fed it.
     expect(await sumOf(store)).toBe(6);
     expect(await sumOf(store, DOUBLES)).toBeUndefined();
     expect(failing.fed).toEqual([]);
+    // Operators read that the log rebuilt the tally only: the derived one is built by its pass.
+    expect(firstLog.lines.filter((l) => l.includes(' rebuilt '))).toEqual([expect.stringMatching(/^tally-derived: rebuilt tally v1 from 3 events /)]);
 
     // What a failed pass may leave where units of work are not atomic (MongoDB, Redis) goes too.
     await store.collection(DOUBLES).insertOne({ _id: 'left-by-the-failed-pass', total: 1, events: 1 });
@@ -296,9 +307,12 @@ describe('projection runner', () => {
     // Its version bumped, it alone is rebuilt: by a pass, without reading the log again.
     await store.collection(DOUBLES).updateOne({ _id: 'sum' }, { $inc: { total: 1000 } });
     const bumped = doubled(store);
-    const third = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(store), { ...bumped.projection, version: 2 }] });
+    const thirdLog = told();
+    const third = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(store), { ...bumped.projection, version: 2 }], logger: thirdLog.logger });
     await third.caughtUp();
     expect(third.applied()).toBe(0);
+    expect(thirdLog.lines.filter((l) => / rebuil(t|ding) /.test(l))).toEqual([]);
+    expect(thirdLog.lines).toContainEqual(expect.stringMatching(/^tally-derived: built doubled v2 from the other read models in /));
     expect(await sumOf(store, DOUBLES)).toBe(232);
     expect((await third.lag()).map((l) => l.lagEvents)).toEqual([0, 0]);
     await third.stop();

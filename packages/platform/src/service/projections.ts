@@ -305,7 +305,8 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     }
   }
 
-  const progress = new Progress(group, rebuilding, logger, options.progressEveryMs ?? 2000);
+  // A projection built by a pass reads no event: its own line says when it is built.
+  const progress = new Progress(group, rebuilding.filter((p) => !passDue.has(p.name)), logger, options.progressEveryMs ?? 2000);
 
   async function handle(records: LogRecord[]): Promise<void> {
     const first = records[0];
