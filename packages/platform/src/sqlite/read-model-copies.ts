@@ -21,6 +21,9 @@ export interface CopySource {
 /** What a finished projection is, as a copy source names it. */
 export const finishedProjection = (p: Projection): FinishedProjection => ({ name: p.name, version: p.version, collections: JSON.stringify(p.collections) });
 
+/** Whether two finished projections are the same code: name, version and the very collection specs (one module declares them). */
+export const sameProjection = (a: FinishedProjection, b: FinishedProjection): boolean => a.name === b.name && a.version === b.version && a.collections === b.collections;
+
 /**
  * The read models one process keeps in several SQLite files (the embedded profile: the groups,
  * casties, social and notifications services each keep their own copy of people, friendships and
@@ -40,9 +43,8 @@ export class SqliteReadModelCopies {
   for(store: Pick<SqliteDocumentStore, 'path' | 'copyFrom'>): ReadModelCopies {
     return {
       copy: async (projection, matching) => {
-        // The same code: name, version and the very collection specs (one module declares them).
         const wanted = finishedProjection(projection);
-        const from = this.#sources.find((s) => s.path !== store.path && s.projections.some((p) => p.name === wanted.name && p.version === wanted.version && p.collections === wanted.collections));
+        const from = this.#sources.find((s) => s.path !== store.path && s.projections.some((p) => sameProjection(p, wanted)));
         if (!from) return null;
         await store.copyFrom({ path: from.path }, { collections: projection.collections, matching });
         return from.group;

@@ -3,7 +3,7 @@
 // which owns the log.
 import { startProjections, type EventLog, type LogPosition } from '@castie/platform';
 import { createFileEventLog } from '@castie/platform/embedded/file-event-log';
-import { finishedProjection, SqliteReadModelCopies, type FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
+import { finishedProjection, sameProjection, SqliteReadModelCopies, type FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import type { FastifyBaseLogger } from 'fastify';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -59,15 +59,17 @@ const log: EventLog = {
 // The thread bulk-loads, then closes: the main thread's stores checkpoint in the background once they serve.
 const store = openSqliteDocumentStore({ path: task.storePath, backgroundCheckpoints: false });
 const projections = definition.projections(store);
-const same = (a: FinishedProjection, b: FinishedProjection) => a.name === b.name && a.version === b.version && a.collections === b.collections;
-const copyable = (p: FinishedProjection) => sources.some((s) => s.projections.some((f) => same(f, p)));
+const copyable = (p: FinishedProjection) => sources.some((s) => s.projections.some((f) => sameProjection(f, p)));
 
 // What the threads building now will offer (their projections, made on a store in memory only
 // to be compared): those of ours they build and no finished file has are copied once they finish.
-const scratch = openSqliteDocumentStore({ path: ':memory:' });
-const coming = [...building].flatMap((service) => allServices().find((m) => m.name === service)?.readModels?.projections(scratch).map(finishedProjection) ?? []);
-await scratch.close();
-const later = projections.filter((p) => !copyable(finishedProjection(p)) && coming.some((c) => same(c, finishedProjection(p))));
+const coming: FinishedProjection[] = [];
+if (building.size > 0) {
+  const scratch = openSqliteDocumentStore({ path: ':memory:' });
+  for (const service of building) coming.push(...(allServices().find((m) => m.name === service)?.readModels?.projections(scratch).map(finishedProjection) ?? []));
+  await scratch.close();
+}
+const later = projections.filter((p) => !copyable(finishedProjection(p)) && coming.some((c) => sameProjection(c, finishedProjection(p))));
 
 if (later.length > 0) {
   // First our own projections (not those built by a pass: they read the shared ones), side by
