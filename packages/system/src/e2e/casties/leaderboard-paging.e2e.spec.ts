@@ -8,6 +8,9 @@ beforeAll(async () => {
   viewer = await sys.signUp();
   for (let i = 0; i < 11; i++) await sys.signUp();
   expect((await sys.admin('POST', '/admin/groups/', { slug: 'board', groupName: 'Board', groupInfoText: '', requiresApproval: false, accessDeniedMessage: '' })).status).toBe(200);
+  // Other people's sign-ups reach the viewer's board once the casties service applied them
+  // (rule 6: eventually): the pages below start from all twelve.
+  await eventually(async () => expect(handles((await sys.get('/api/leaderboard/', viewer)).body)).toHaveLength(12));
 }, 60_000);
 afterAll(() => sys.close());
 
