@@ -149,6 +149,18 @@ export class DuplicateKeyError extends Error {
 }
 
 /**
+ * A deferred unit of work failed (see `DocumentStore.transaction`): it and every deferred unit
+ * before it that was not committed yet are rolled back. What they applied is lost as if the
+ * process had crashed; the store itself stays usable.
+ */
+export class DeferredUnitsLostError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`deferred units of work rolled back: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'DeferredUnitsLostError';
+  }
+}
+
+/**
  * Throws when a filter or an update holds `undefined` anywhere (a condition, an operand, an element
  * of `$in`, a value to `$set`). The adapters would disagree about it, and neither answer is what
  * the caller meant: MongoDB's driver (ignoreUndefined) drops the condition, so `{ userId:
@@ -230,8 +242,17 @@ export interface DocumentStore {
    * Runs `fn` as one unit of work: on SQLite every write inside commits together or not at all
    * (a projection's batch and its checkpoint); on MongoDB the writes are not atomic together,
    * which projections survive because they are idempotent (`updateOnce`). Units do not nest.
+   *
+   * `defer` (a rebuild's batches, between `beginBulkLoad` and `endBulkLoad`): the unit may be
+   * committed later, together with the deferred units that follow it, so that a document the
+   * batches change again and again is read, written and committed once instead of once per batch.
+   * Deferred units become durable together, at the latest when a unit that does not defer begins,
+   * at `endBulkLoad`, or at `close` (the adapter may commit sooner, to bound its memory). A crash
+   * loses them together with their checkpoints, never one without the other. A deferred unit that
+   * fails rolls back every deferred unit not yet committed: the adapter then throws
+   * `DeferredUnitsLostError`, and its caller must not count on any of them.
    */
-  transaction<R>(fn: () => Promise<R>): Promise<R>;
+  transaction<R>(fn: () => Promise<R>, options?: { defer?: boolean }): Promise<R>;
   /** Drops collections by name, their data and indexes (a projection being rebuilt). */
   drop(names: readonly string[]): Promise<void>;
   /**

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { collectionSpec, type Doc } from '../ports/document-store.ts';
+import { collectionSpec, DeferredUnitsLostError, type Doc } from '../ports/document-store.ts';
 import { describeDocumentStore } from '../testing/conformance/document-store.ts';
 import { openSqliteDocumentStore, type SqliteDocumentStore } from './sqlite-document-store.ts';
 
@@ -325,5 +325,134 @@ describe('sqlite document store', () => {
     });
     await expect(late).rejects.toThrow(/after its unit of work ended/);
     expect((await c.findOne({ _id: 'c00001' }))?.forecasts).toBe(1);
+  });
+
+  describe("deferred units of work (a rebuild's batches)", () => {
+    const forecastsOf = async (store: SqliteDocumentStore, id: string) => (await store.collection(views).findOne({ _id: id }))?.forecasts;
+
+    it('commit together: readers see none of them until a unit that does not defer begins, while each deferred unit sees the ones before it', async () => {
+      const store = open();
+      const c = store.collection(views);
+      await c.insertOne(view(1));
+      await store.beginBulkLoad([]);
+      await store.transaction(async () => {
+        await c.updateOne({ _id: 'c00001' }, { $inc: { forecasts: 1 } });
+        await c.insertOne(view(2));
+      }, { defer: true });
+      const seenInside = await store.transaction(async () => {
+        await c.updateOne({ _id: 'c00001' }, { $inc: { forecasts: 1 } });
+        return [(await c.findOne({ _id: 'c00001' }))?.forecasts, await c.countDocuments({})];
+      }, { defer: true });
+      expect(seenInside).toEqual([2, 2]);
+      expect(await forecastsOf(store, 'c00001')).toBe(0);
+      expect(await c.findOne({ _id: 'c00002' })).toBeNull();
+      await store.transaction(async () => {
+        await c.updateOne({ _id: 'c00002' }, { $inc: { forecasts: 10 } });
+      });
+      expect(await forecastsOf(store, 'c00001')).toBe(2);
+      expect(await forecastsOf(store, 'c00002')).toBe(10);
+    });
+
+    it('commit at the end of the bulk load, and at close', async () => {
+      const path = file();
+      const store = open(path);
+      const c = store.collection(views);
+      await store.beginBulkLoad(['views']);
+      await store.transaction(() => c.insertOne(view(1)), { defer: true });
+      expect(await c.countDocuments({})).toBe(0);
+      await store.endBulkLoad();
+      expect(await c.countDocuments({})).toBe(1);
+      await store.beginBulkLoad([]);
+      await store.transaction(() => c.insertOne(view(2)), { defer: true });
+      await store.close();
+      const reopened = open(path);
+      expect(await reopened.collection(views).countDocuments({})).toBe(2);
+    });
+
+    it('that fails rolls back every deferred unit not committed yet and says so, and the store goes on', async () => {
+      const store = open();
+      const c = store.collection(views);
+      await c.insertOne(view(1));
+      await store.transaction(() => c.updateOne({ _id: 'c00001' }, { $inc: { forecasts: 1 } }), { defer: true });
+      const failing = store.transaction(async () => {
+        await c.insertOne(view(2));
+        throw new Error('disk full');
+      }, { defer: true });
+      await expect(failing).rejects.toBeInstanceOf(DeferredUnitsLostError);
+      await expect(failing).rejects.toThrow(/disk full/);
+      expect(await forecastsOf(store, 'c00001')).toBe(0);
+      expect(await c.findOne({ _id: 'c00002' })).toBeNull();
+      await store.transaction(() => c.updateOne({ _id: 'c00001' }, { $inc: { forecasts: 5 } }), { defer: true });
+      await store.transaction(async () => undefined);
+      expect(await forecastsOf(store, 'c00001')).toBe(5);
+    });
+
+    it('commit once they hold more than the documents allowed', async () => {
+      const store = openSqliteDocumentStore({ path: file(), deferredDocuments: 3 });
+      opened.push(store);
+      const c = store.collection(views);
+      await store.transaction(() => c.insertOne(view(1)), { defer: true });
+      await store.transaction(() => c.insertOne(view(2)), { defer: true });
+      expect(await c.countDocuments({})).toBe(0);
+      await store.transaction(async () => {
+        await c.insertOne(view(3));
+        await c.insertOne(view(4));
+      }, { defer: true });
+      expect(await c.countDocuments({})).toBe(4);
+      await store.transaction(() => c.insertOne(view(5)), { defer: true });
+      expect(await c.countDocuments({})).toBe(4);
+    });
+
+    it('refuse a write their code makes after the unit returned, though the unit goes on', async () => {
+      const store = open();
+      const c = store.collection(views);
+      let late!: Promise<unknown>;
+      await store.transaction(async () => {
+        await c.insertOne(view(1));
+        late = new Promise((resolve) => setTimeout(resolve, 20)).then(() => c.insertOne(view(2)));
+      }, { defer: true });
+      await expect(late).rejects.toThrow(/after its unit of work ended/);
+      await store.transaction(async () => undefined);
+      expect((await c.find({})).map((v) => v._id)).toEqual(['c00001']);
+    });
+
+    it('answer in a bulk-loaded collection as committed units do, whether it started empty or not, and across commits', async () => {
+      const ops = async (store: SqliteDocumentStore, defer: boolean, seeded: boolean) => {
+        const c = store.collection(views);
+        const firstFour = async () => {
+          for (let i = 1; i <= 4; i++) await c.insertOne(view(i));
+        };
+        if (seeded) await firstFour();
+        await store.beginBulkLoad(['views']);
+        const batches: (() => Promise<unknown>)[] = [
+          async () => (seeded ? c.countDocuments({}) : firstFour()),
+          () => c.updateOne({ _id: 'c00010' }, { $inc: { forecasts: 1 }, $setOnInsert: { groupSlug: 'g1', activityAt: '2026-02-01T00:00:00.000Z', question: 'q', terms: ['all'] } }, { upsert: true }),
+          () => c.updateOne({ _id: 'c00001' }, { $inc: { forecasts: 2 } }),
+          async () => {
+            await c.deleteOne({ _id: 'c00002' });
+            await c.insertOne(view(11));
+            return c.find({ terms: 'all' }, { sort: { activityAt: -1, _id: -1 }, limit: 3 });
+          },
+          () => c.updateMany({ groupSlug: 'g1' }, { $inc: { forecasts: 1 } }),
+          () => c.replaceOne({ _id: 'c00012' }, view(12), { upsert: true }),
+          () => c.findOne({ _id: 'c00003' }),
+        ];
+        const answers: unknown[] = [];
+        for (const batch of batches) answers.push(await store.transaction(batch, { defer }));
+        await store.endBulkLoad();
+        return { answers, docs: await c.find({}, { sort: { _id: 1 } }) };
+      };
+      const make = (deferredDocuments?: number) => {
+        const store = openSqliteDocumentStore({ path: file(), ...(deferredDocuments ? { deferredDocuments } : {}) });
+        opened.push(store);
+        return store;
+      };
+      for (const seeded of [true, false]) {
+        const expected = await ops(make(), false, seeded);
+        expect(await ops(make(), true, seeded), seeded ? 'seeded' : 'empty').toEqual(expected);
+        // Committed every few documents: later units start on a collection that is no longer empty.
+        expect(await ops(make(2), true, seeded), seeded ? 'seeded, small' : 'empty, small').toEqual(expected);
+      }
+    });
   });
 });
