@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createFileEventLog } from '../embedded/file-event-log.ts';
-import { collectionSpec, type Doc, type DocumentStore } from '../ports/document-store.ts';
+import { collectionSpec, DeferredUnitsLostError, type Doc, type DocumentStore } from '../ports/document-store.ts';
 import type { EventLog, LogRecord } from '../ports/event-log.ts';
 import { SqliteReadModelCopies } from '../sqlite/read-model-copies.ts';
 import { openSqliteDocumentStore, type SqliteDocumentStore } from '../sqlite/sqlite-document-store.ts';
@@ -383,6 +383,79 @@ describe('projection runner', () => {
     expect(await store.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 6, events: 3 });
     expect(failNextCommit).toBe(false);
     await runner.stop();
+  });
+
+  describe('a rebuild of more than one batch (the log delivers 10,000 records at most)', () => {
+    const EVENTS = 25_001;
+    const appendMany = () => log.append('tallies', Array.from({ length: EVENTS }, (_, n) => ({ key: 'tally-1', value: envelope({ n }) })));
+    const expected = { total: ((EVENTS - 1) * EVENTS) / 2, events: EVENTS };
+    /** The store, telling which units of work asked to defer; `failDeferred` fails that deferred unit (1-based) after its writes. */
+    const recording = (store: DocumentStore, failDeferred = 0) => {
+      const defers: boolean[] = [];
+      const wrapped: DocumentStore = {
+        ...store,
+        collection: (spec) => store.collection(spec),
+        transaction: (fn, options) => {
+          defers.push(options?.defer ?? false);
+          const failing = options?.defer && defers.filter(Boolean).length === failDeferred;
+          return store.transaction(async () => {
+            const result = await fn();
+            if (failing) throw new Error('the disk is full');
+            return result;
+          }, options);
+        },
+      };
+      return { store: wrapped, defers };
+    };
+
+    it('defers the batches of the log as it was at start, but the last, which commits them; serving, each batch commits on its own', async () => {
+      await appendMany();
+      const { store, defers } = recording(openStore());
+      const runner = await startProjections({ group: 'tally-deferred', log, store, catalogs: [catalog], projections: [tally(store)] });
+      await runner.caughtUp();
+      expect(defers).toEqual([true, true, false]);
+      expect(await store.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject(expected);
+      await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 1 }) }]);
+      await runner.waitFor([{ topic: 'tallies', partition: 0, offset: EVENTS }]);
+      expect(defers.at(-1)).toBe(false);
+      expect(await sumOf(store)).toBe(expected.total + 1);
+      await runner.stop();
+    });
+
+    it('resumed (nothing to rebuild), defers nothing', async () => {
+      await appendMany();
+      const first = openStore('kept');
+      const runner = await startProjections({ group: 'tally-deferred', log, store: first, catalogs: [catalog], projections: [tally(first)] });
+      await runner.caughtUp();
+      await runner.stop();
+      await log.append('tallies', Array.from({ length: EVENTS }, (_, n) => ({ key: 'tally-1', value: envelope({ n }) })));
+      const { store, defers } = recording(first);
+      const again = await startProjections({ group: 'tally-deferred', log, store, catalogs: [catalog], projections: [tally(store)] });
+      await again.caughtUp();
+      expect(defers).toEqual([false, false, false]);
+      expect(await sumOf(store)).toBe(expected.total * 2);
+      await again.stop();
+    });
+
+    for (const { held, deferredDocuments } of [
+      { held: 'both deferred batches', deferredDocuments: undefined },
+      { held: 'the failed batch only (the first was committed: its unit held more documents than allowed)', deferredDocuments: 1 },
+    ]) {
+      it(`stops when deferred batches are rolled back (${held}): catching up fails, and the next start goes on from the last commit, each event applied once`, async () => {
+        await appendMany();
+        const real = openSqliteDocumentStore({ path: join(dir, 'lost.db'), ...(deferredDocuments ? { deferredDocuments } : {}) });
+        stores.push(real);
+        const { store } = recording(real, 2);
+        const runner = await startProjections({ group: 'tally-lost', log, store, catalogs: [catalog], projections: [tally(store)] });
+        await expect(runner.caughtUp()).rejects.toBeInstanceOf(DeferredUnitsLostError);
+        await runner.stop();
+        expect(await sumOf(real)).toBe(deferredDocuments ? ((10_000 - 1) * 10_000) / 2 : undefined);
+        const again = await startProjections({ group: 'tally-lost', log, store: real, catalogs: [catalog], projections: [tally(real)] });
+        await again.caughtUp();
+        expect(await real.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject(expected);
+        await again.stop();
+      });
+    }
   });
 
   it('reports a rebuild for people: events, percent and events per second', async () => {

@@ -1,6 +1,6 @@
 import { DomainError, EventEnvelopeSchema, InvalidEventError, type DeadLetter, type DomainEvent, type EventCatalog, type EventEnvelope } from '@castie/contracts';
 import type { FastifyBaseLogger } from 'fastify';
-import { collectionSpec, type CollectionSpec, type Doc, type DocumentStore, type Filter } from '../ports/document-store.ts';
+import { collectionSpec, DeferredUnitsLostError, type CollectionSpec, type Doc, type DocumentStore, type Filter } from '../ports/document-store.ts';
 import { positionKey, type EventLog, type LogPosition, type LogRecord, type Subscription } from '../ports/event-log.ts';
 import { DEAD_LETTERS, deadLetterView, forgetRebuiltDeadLetters, listDeadLetters, recordDeadLetter } from './dead-letters.ts';
 
@@ -121,6 +121,8 @@ export interface ProjectionRunnerOptions {
    * Told of the events of each batch once it is committed: whatever it does next (e.g. telling
    * live streams that counts changed) sees the read models with them. Called synchronously and
    * not awaited, so it never slows the projections: it starts its own work and handles its errors.
+   * A rebuild's batches, which commit together (deferred), are not told: nothing is served from
+   * read models being rebuilt.
    */
   committed?: (events: readonly AppliedEvent[]) => void;
   /**
@@ -305,8 +307,58 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     }
   }
 
+  /**
+   * While the runner rebuilds, the batches of what the log held at start are deferred units of
+   * work, except each partition's last: the store commits them together (see
+   * DocumentStore.transaction), so each document the rebuild changes again and again is read,
+   * written and committed once rather than once per batch. The batch that reaches a partition's
+   * end at start does not defer, so it commits what was deferred before it: once caught up, every
+   * batch is committed, and from then on each commits on its own, for readers to see it.
+   */
+  const deferUntil = new Map<string, number>();
+  /**
+   * Set once deferred batches were rolled back (DeferredUnitsLostError): this runner counted them
+   * as applied, so it cannot go on. Every batch and catching up fail with it; the next start
+   * resumes from the last commit, where their checkpoints are.
+   */
+  let broken: Error | null = null;
+  let breakNow!: (error: Error) => void;
+  const breaks = new Promise<never>((_, reject) => (breakNow = reject));
+  breaks.catch(() => undefined);
+  /** Passes on what `work` throws, breaking the runner first when deferred batches were lost. */
+  async function guarded<R>(work: Promise<R>): Promise<R> {
+    try {
+      return await work;
+    } catch (error) {
+      if (error instanceof DeferredUnitsLostError && !broken) {
+        broken = error;
+        logger?.error({ group, err: error }, `${group}: batches applied since the last commit were rolled back; the read models go on from that commit at the next start`);
+        breakNow(error);
+      }
+      throw error;
+    }
+  }
+
   // A projection built by a pass reads no event: its own line says when it is built.
   const progress = new Progress(group, rebuilding.filter((p) => !passDue.has(p.name)), logger, options.progressEveryMs ?? 2000);
+
+  /** Applies a batch of one topic partition, with the readers' checkpoints, in the current unit of work. */
+  async function applyBatch(records: readonly LogRecord[], readers: readonly Projection[], key: string, done: AppliedEvent[] | null): Promise<void> {
+    const last = records[records.length - 1]!;
+    for (const record of records) {
+      const due = readers.filter((p) => !passDue.has(p.name) && (applied.get(p.name)!.get(key) ?? -1) < record.offset);
+      if (due.length === 0) continue;
+      const parsed = parse(record);
+      if (typeof parsed === 'string') {
+        await deadLetter(record, parsed);
+        continue;
+      }
+      for (const p of due) await applyOne(p, parsed.event, parsed.envelope, record);
+      done?.push({ ...parsed, record });
+    }
+    for (const p of readers) if (!passDue.has(p.name)) await endBatch(p, last);
+    for (const p of readers) await checkpoints.replaceOne({ _id: checkpointId(p.name, key) }, { _id: checkpointId(p.name, key), projection: p.name, offset: last.offset }, { upsert: true });
+  }
 
   async function handle(records: LogRecord[]): Promise<void> {
     const first = records[0];
@@ -315,27 +367,18 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     const last = records[records.length - 1]!.offset;
     const readers = projections.filter((p) => p.topics.includes(first.topic) && (applied.get(p.name)!.get(key) ?? -1) < last);
     if (readers.length === 0) return;
-    const done: AppliedEvent[] = [];
-    await store.transaction(async () => {
-      done.length = 0;
-      for (const record of records) {
-        const due = readers.filter((p) => !passDue.has(p.name) && (applied.get(p.name)!.get(key) ?? -1) < record.offset);
-        if (due.length === 0) continue;
-        const parsed = parse(record);
-        if (typeof parsed === 'string') {
-          await deadLetter(record, parsed);
-          continue;
-        }
-        for (const p of due) await applyOne(p, parsed.event, parsed.envelope, record);
-        if (options.committed) done.push({ ...parsed, record });
-      }
-      for (const p of readers) if (!passDue.has(p.name)) await endBatch(p, records[records.length - 1]!);
-      for (const p of readers) await checkpoints.replaceOne({ _id: checkpointId(p.name, key) }, { _id: checkpointId(p.name, key), projection: p.name, offset: last }, { upsert: true });
-    });
-    // Only once committed: what readers see and what the next batch skips.
+    if (broken) throw broken;
+    const defer = last < (deferUntil.get(key) ?? -1);
+    // A rebuild's deferred batches are not told: nobody is served from read models being rebuilt.
+    const done: AppliedEvent[] | null = options.committed && !defer ? [] : null;
+    await guarded(
+      store.transaction(() => applyBatch(records, readers, key, done), { defer }),
+    );
+    // Only once committed (or deferred: then committed with the next commit, or lost with it
+    // while the runner breaks): what readers see and what the next batch skips.
     for (const p of readers) applied.get(p.name)!.set(key, last);
     progress.add(records.length);
-    if (options.committed && done.length > 0) options.committed(done);
+    if (done && done.length > 0) options.committed!(done);
   }
 
   /** The offsets of a topic partition that these projections applied. */
@@ -354,6 +397,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   for (const topic of topics) {
     for (const [partition, end] of await log.endOffsets(topic)) {
       if (end > 0) startEnds.push({ topic, partition, offset: end - 1 });
+      if (end > 0 && rebuilding.length > 0) deferUntil.set(positionKey({ topic, partition }), end - 1);
       behind += Math.max(0, end - readFrom(topic, positionKey({ topic, partition })));
     }
   }
@@ -487,10 +531,10 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
       return positions.length === 0 || waitFor(positions, timeoutMs);
     },
     async caughtUp() {
-      while (!(await subscription.waitFor(startEnds, 60_000))) logger?.warn({ group }, 'still applying the log');
+      while (!(await Promise.race([subscription.waitFor(startEnds, 60_000), breaks]))) logger?.warn({ group }, 'still applying the log');
       // Once, however many wait for the runner to catch up.
-      await (deriving ??= buildDerived());
-      await store.endBulkLoad();
+      await guarded((deriving ??= buildDerived()));
+      await guarded(store.endBulkLoad());
       progress.done();
       // Only read models without dead letters are copied: a copy would not carry them.
       if (options.copies && (await listDeadLetters(store, { all: true })).length === 0) options.copies.offer(group, projections);
@@ -561,7 +605,7 @@ class Progress {
     const now = Date.now();
     if (this.rebuilding.length === 0 || this.#finished || now - this.#lastReport < this.everyMs) return;
     this.#lastReport = now;
-    const rate = this.#applied / ((now - this.#started) / 1000);
+    const rate = this.#applied / Math.max((now - this.#started) / 1000, 0.001);
     const percent = this.#total > 0 ? Math.min(100, (this.#applied / this.#total) * 100) : 100;
     this.logger?.info({ group: this.group, applied: this.#applied, total: this.#total, percent: Math.floor(percent), eventsPerSecond: Math.round(rate) }, `${this.group}: ${fmt(this.#applied)} of ${fmt(this.#total)} events (${Math.floor(percent)}%), ${fmt(rate)} events/s`);
   }
