@@ -120,12 +120,12 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
         for (const topic of modules.flatMap((m) => m.eventStores)) await eventStore(topic);
       })().catch(() => undefined);
     };
-    await buildNewReadModelsInWorkers({ log, logDir: join(config.dataDir, 'log'), readModelDir, modules, coreFree, ...(logger ? { logger } : {}), ...(options.parallelRebuild ? { parallel: options.parallelRebuild } : {}) });
+    await buildNewReadModelsInWorkers({ log, logDir: join(config.dataDir, 'log'), readModelDir, heldDocuments: config.REBUILD_HELD_DOCUMENTS, modules, coreFree, ...(logger ? { logger } : {}), ...(options.parallelRebuild ? { parallel: options.parallelRebuild } : {}) });
     await indexing;
   }
   for (const module of modules) {
     const started = Date.now();
-    const store = openSqliteDocumentStore({ path: join(readModelDir, `${module.name}.db`) });
+    const store = openSqliteDocumentStore({ path: join(readModelDir, `${module.name}.db`), deferredDocuments: config.REBUILD_HELD_DOCUMENTS });
     documents.push(store);
     const built = await module.build({
       log,

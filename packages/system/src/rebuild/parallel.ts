@@ -38,6 +38,8 @@ export async function buildNewReadModelsInWorkers(options: {
   log: EventLog;
   logDir: string;
   readModelDir: string;
+  /** Documents each thread's rebuild keeps in memory between its commits (the store's deferredDocuments). */
+  heldDocuments?: number;
   modules: readonly ServiceModule[];
   logger?: FastifyBaseLogger;
   parallel?: ParallelRebuildOptions;
@@ -62,7 +64,14 @@ export async function buildNewReadModelsInWorkers(options: {
   const running = new Map<string, Worker>();
   const thread = async (): Promise<void> => {
     for (let module = queue.shift(); module; module = queue.shift()) {
-      const task: RebuildTask = { service: module.name, logDir: options.logDir, storePath: storePath(options.readModelDir, module.name), sources: [...finished], building: [...running.keys()] };
+      const task: RebuildTask = {
+        service: module.name,
+        logDir: options.logDir,
+        storePath: storePath(options.readModelDir, module.name),
+        ...(options.heldDocuments ? { heldDocuments: options.heldDocuments } : {}),
+        sources: [...finished],
+        building: [...running.keys()],
+      };
       let source: CopySource | null = null;
       try {
         const offered = await runWorker(task, log, logger, (worker) => running.set(module.name, worker));

@@ -57,7 +57,7 @@ const log: EventLog = {
     }),
 };
 // The thread bulk-loads, then closes: the main thread's stores checkpoint in the background once they serve.
-const store = openSqliteDocumentStore({ path: task.storePath, backgroundCheckpoints: false });
+const store = openSqliteDocumentStore({ path: task.storePath, backgroundCheckpoints: false, ...(task.heldDocuments ? { deferredDocuments: task.heldDocuments } : {}) });
 const projections = definition.projections(store);
 const copyable = (p: FinishedProjection) => sources.some((s) => s.projections.some((f) => sameProjection(f, p)));
 

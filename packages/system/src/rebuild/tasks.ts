@@ -7,6 +7,8 @@ export interface RebuildTask {
   service: string;
   logDir: string;
   storePath: string;
+  /** The store's deferredDocuments (default: the store's). */
+  heldDocuments?: number;
   sources: CopySource[];
   /**
    * Services whose threads are building when this one starts. Projections they build too (people,
