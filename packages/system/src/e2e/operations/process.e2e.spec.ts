@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -117,6 +117,8 @@ describe('npm start', () => {
     expect(server).toBeGreaterThan(0);
     expect(childrenOf(server!)).toEqual([]);
     expect(spawnSync('ps', ['-o', 'args=', '-p', String(server)], { encoding: 'utf8' }).stdout).toMatch(/^node .*scripts\/castie\.mjs start/);
+    // glibc's malloc arenas limited to two (README), unless whoever starts it chose otherwise.
+    expect(readFileSync(`/proc/${server}/environ`, 'utf8').split('\0')).toContain(`MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX ?? '2'}`);
 
     const res = await fetch(`http://127.0.0.1:${port}/api/initialize/`);
     expect(res.status).toBe(401);
