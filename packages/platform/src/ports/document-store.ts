@@ -149,9 +149,8 @@ export class DuplicateKeyError extends Error {
 }
 
 /**
- * A deferred unit of work failed (see `DocumentStore.transaction`): it and every deferred unit
- * before it that was not committed yet are rolled back. What they applied is lost as if the
- * process had crashed; the store itself stays usable.
+ * Deferred units of work were lost (see `DocumentStore.transaction`): one failed, or their commit
+ * did, and every deferred unit not committed yet was rolled back, as if the process had crashed.
  */
 export class DeferredUnitsLostError extends Error {
   constructor(override readonly cause: unknown) {
@@ -249,8 +248,10 @@ export interface DocumentStore {
    * Deferred units become durable together, at the latest when a unit that does not defer begins,
    * at `endBulkLoad`, or at `close` (the adapter may commit sooner, to bound its memory). A crash
    * loses them together with their checkpoints, never one without the other. A deferred unit that
-   * fails rolls back every deferred unit not yet committed: the adapter then throws
-   * `DeferredUnitsLostError`, and its caller must not count on any of them.
+   * fails (or their commit) rolls back every deferred unit not yet committed: the adapter throws
+   * `DeferredUnitsLostError`, and from then on throws it for every unit of work and write (reads
+   * still answer) until the store is opened again. Whoever deferred them counted them as applied,
+   * so nothing may be committed after them: a later checkpoint would skip their events.
    */
   transaction<R>(fn: () => Promise<R>, options?: { defer?: boolean }): Promise<R>;
   /** Drops collections by name, their data and indexes (a projection being rebuilt). */

@@ -7,6 +7,16 @@ import { errorBody } from './errors.ts';
 import { startProjections, type ProjectionRunner, type ProjectionRunnerOptions } from './projections.ts';
 import { route, type RouteOptions } from './route.ts';
 
+/** Waits for the runner to catch up; one that cannot (it broke) is stopped, not left retrying. */
+async function caughtUpOrStopped(runner: ProjectionRunner): Promise<void> {
+  try {
+    await runner.caughtUp();
+  } catch (error) {
+    await runner.stop().catch(() => undefined);
+    throw error;
+  }
+}
+
 /** How long a rebuild waits for requests in flight to finish before it drops their read models. */
 const DRAIN_MS = 5000;
 
@@ -43,7 +53,7 @@ export class ManagedReadModels implements ProjectionRunner {
   /** Starts the projections and resolves once they applied what the log held at start. */
   static async start(options: ProjectionRunnerOptions): Promise<ManagedReadModels> {
     const runner = await startProjections(options);
-    await runner.caughtUp();
+    await caughtUpOrStopped(runner);
     return new ManagedReadModels(options, runner);
   }
 
@@ -132,7 +142,7 @@ export class ManagedReadModels implements ProjectionRunner {
     // If starting over fails (the store or the log is gone), the error reaches the operator and the
     // service keeps answering 503: serving read models in an unknown state would be worse.
     this.#runner = await startProjections({ ...this.options, rebuildAll: true });
-    await this.#runner.caughtUp();
+    await caughtUpOrStopped(this.#runner);
     return { events: this.#runner.applied(), seconds: (Date.now() - started) / 1000 };
   }
 

@@ -416,10 +416,44 @@ describe('projection runner', () => {
       expect(defers).toEqual([true, true, false]);
       expect(await store.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject(expected);
       await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 1 }) }]);
-      await runner.waitFor([{ topic: 'tallies', partition: 0, offset: EVENTS }]);
-      expect(defers.at(-1)).toBe(false);
+      expect(await runner.waitFor([{ topic: 'tallies', partition: 0, offset: EVENTS }])).toBe(true);
+      expect(defers).toEqual([true, true, false, false]);
       expect(await sumOf(store)).toBe(expected.total + 1);
       await runner.stop();
+    });
+
+    it('stopped in the middle of a rebuild, commits what it deferred: the next runner on the store applies each event once', async () => {
+      await appendMany();
+      const real = openStore();
+      let holding!: () => void;
+      const held = new Promise<void>((resolve) => (holding = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      // The first deferred batch waits, applied, until the runner is being stopped.
+      let deferred = 0;
+      const store: DocumentStore = {
+        ...real,
+        collection: (spec) => real.collection(spec),
+        transaction: (fn, options) =>
+          real.transaction(async () => {
+            const result = await fn();
+            if (options?.defer && ++deferred === 1) {
+              holding();
+              await released;
+            }
+            return result;
+          }, options),
+      };
+      const runner = await startProjections({ group: 'tally-stopped', log, store, catalogs: [catalog], projections: [tally(store)] });
+      await held;
+      const stopping = runner.stop();
+      release();
+      await stopping;
+      expect(await real.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: ((10_000 - 1) * 10_000) / 2, events: 10_000 });
+      const again = await startProjections({ group: 'tally-stopped', log, store: real, catalogs: [catalog], projections: [tally(real)] });
+      await again.caughtUp();
+      expect(await real.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject(expected);
+      await again.stop();
     });
 
     it('resumed (nothing to rebuild), defers nothing', async () => {
@@ -450,9 +484,14 @@ describe('projection runner', () => {
         await expect(runner.caughtUp()).rejects.toBeInstanceOf(DeferredUnitsLostError);
         await runner.stop();
         expect(await sumOf(real)).toBe(deferredDocuments ? ((10_000 - 1) * 10_000) / 2 : undefined);
-        const again = await startProjections({ group: 'tally-lost', log, store: real, catalogs: [catalog], projections: [tally(real)] });
+        // The store takes no more writes until it is opened again (as after a crash).
+        await expect(real.transaction(async () => undefined)).rejects.toBeInstanceOf(DeferredUnitsLostError);
+        await real.close();
+        const reopened = openSqliteDocumentStore({ path: join(dir, 'lost.db') });
+        stores.push(reopened);
+        const again = await startProjections({ group: 'tally-lost', log, store: reopened, catalogs: [catalog], projections: [tally(reopened)] });
         await again.caughtUp();
-        expect(await real.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject(expected);
+        expect(await reopened.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject(expected);
         await again.stop();
       });
     }

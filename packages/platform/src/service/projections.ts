@@ -316,6 +316,8 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
    * batch is committed, and from then on each commits on its own, for readers to see it.
    */
   const deferUntil = new Map<string, number>();
+  /** The last batch applied was deferred: it may not be committed yet. */
+  let deferredSince = false;
   /**
    * Set once deferred batches were rolled back (DeferredUnitsLostError): this runner counted them
    * as applied, so it cannot go on. Every batch and catching up fail with it; the next start
@@ -372,10 +374,15 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     // A rebuild's deferred batches are not told: nobody is served from read models being rebuilt.
     const done: AppliedEvent[] | null = options.committed && !defer ? [] : null;
     await guarded(
-      store.transaction(() => applyBatch(records, readers, key, done), { defer }),
+      store.transaction(async () => {
+        // Checked again once the unit began: batches rolled back while this one waited for it.
+        if (broken) throw broken;
+        await applyBatch(records, readers, key, done);
+      }, { defer }),
     );
     // Only once committed (or deferred: then committed with the next commit, or lost with it
     // while the runner breaks): what readers see and what the next batch skips.
+    deferredSince = defer;
     for (const p of readers) applied.get(p.name)!.set(key, last);
     progress.add(records.length);
     if (done && done.length > 0) options.committed!(done);
@@ -557,6 +564,9 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
       progress.done();
       resume();
       await subscription.stop();
+      // Batches deferred so far commit now, with their checkpoints: a runner started later on the
+      // same store must not apply their events again (and then commit them twice).
+      if (deferredSince && !broken) await guarded(store.transaction(async () => undefined)).catch((error: unknown) => logger?.error({ group, err: error }, `${group}: committing the rebuild's last batches failed`));
     },
   };
 }

@@ -334,6 +334,8 @@ interface Entry {
  */
 class Unit {
   readonly entries = new Map<Table, Map<string, Entry>>();
+  /** True while the unit's SQLite transaction is open (SQLite rolls it back by itself on some errors: disk full, I/O). */
+  constructor(private readonly open: () => boolean) {}
   /** Committed or rolled back: a write still made in its async context is a bug (it would escape the unit). */
   ended = false;
   /** Ids written to the database, by table: they leave the document cache when the unit ends. */
@@ -357,8 +359,11 @@ class Unit {
     const map = this.entries.get(table);
     if (!map) return;
     let written = this.written.get(table);
+    let checked = false;
     for (const [id, entry] of map) {
       if (!entry.dirty) continue;
+      // Past a rollback SQLite made by itself, a write would commit alone, outside the unit.
+      if (!checked && !(checked = this.open())) throw new Error(`SQLite rolled the unit's transaction back (disk full or I/O error): its writes are lost`);
       if (!written) this.written.set(table, (written = new Set()));
       written.add(id);
       if (entry.doc === null) {
@@ -590,6 +595,17 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
    */
   let held: Unit | null = null;
   const deferredDocuments = options.deferredDocuments ?? 100_000;
+  /** Set once deferred units were lost: every later write fails with it, until the store is opened again. */
+  let lost: DeferredUnitsLostError | null = null;
+  const open = (): boolean => writer.db.inTransaction;
+  /** Rolls back what is held and latches the loss (call with the mutex held). */
+  function lose(unit: Unit, cause: unknown): DeferredUnitsLostError {
+    rollback();
+    ended(unit);
+    held = null;
+    lost ??= new DeferredUnitsLostError(cause);
+    return lost;
+  }
 
   /** While serving, the checkpoint thread moves the WAL into the file; its stop, while it does. */
   let stopCheckpoints: (() => Promise<void>) | null = null;
@@ -625,7 +641,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     if (scope && !unit) throw new Error('a write after its unit of work ended: await every write inside the unit');
     if (unit) return fn(unit);
     const release = await mutex.lock();
-    const own = new Unit();
+    const own = new Unit(open);
     try {
       commitHeld();
     } catch (error) {
@@ -660,19 +676,18 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
    * and DeferredUnitsLostError says so.
    */
   function commitHeld(): void {
+    if (lost) throw lost;
     const unit = held;
     if (!unit) return;
-    held = null;
     try {
       unit.flushAll();
       writer.db.exec('COMMIT');
-      setUpInTransaction.clear();
     } catch (error) {
-      rollback();
-      throw new DeferredUnitsLostError(error);
-    } finally {
-      ended(unit);
+      throw lose(unit, error);
     }
+    held = null;
+    setUpInTransaction.clear();
+    ended(unit);
   }
 
   /** After a unit's commit or rollback: what it wrote is read from the database again. */
@@ -992,23 +1007,23 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
    * and 26.8 s, for 370 MB more memory.
    */
   async function runDeferred<R>(fn: () => Promise<R>): Promise<R> {
+    if (lost) throw lost;
     let unit = held;
     if (!unit) {
       writer.db.exec('BEGIN IMMEDIATE');
-      unit = new Unit();
+      unit = held = new Unit(open);
     }
-    held = null;
-    let result: R;
     const scope: Scope = { unit, ended: false };
+    let result: R;
     try {
       result = await scopes.run(scope, fn);
+      // A statement inside may have failed so that SQLite rolled everything back by itself.
+      if (!open()) throw new Error('SQLite rolled the deferred units back (disk full or I/O error)');
     } catch (error) {
-      rollback();
-      ended(unit);
-      throw new DeferredUnitsLostError(error);
+      throw lose(unit, error);
+    } finally {
+      scope.ended = true;
     }
-    scope.ended = true;
-    held = unit;
     if (unit.size > deferredDocuments) commitHeld();
     return result;
   }
@@ -1022,7 +1037,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       try {
         if (options.defer) return await runDeferred(fn);
         commitHeld();
-        const unit = new Unit();
+        const unit = new Unit(open);
         writer.db.exec('BEGIN IMMEDIATE');
         try {
           const result = await scopes.run({ unit, ended: false }, fn);
@@ -1092,17 +1107,15 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       const release = await mutex.lock();
       try {
         commitHeld();
+        for (const spec of what.collections) if (tables.get(spec.name)) throw new Error(`copy ${spec.name} into an empty store: drop it first`);
+        writer.db.prepare('ATTACH DATABASE ? AS source').run(source.path);
       } catch (error) {
         release();
         throw error;
       }
-      writer.db.prepare('ATTACH DATABASE ? AS source').run(source.path);
       // Rows first, then each secondary index in one pass, at once: the copy is complete, and
       // queries of the projections still rebuilding may need the indexes right away.
-      for (const spec of what.collections) {
-        if (tables.get(spec.name)) throw new Error(`copy ${spec.name} into an empty store: drop it first`);
-        deferred.add(spec.name);
-      }
+      for (const spec of what.collections) deferred.add(spec.name);
       let copied = 0;
       try {
         writer.db.exec('BEGIN IMMEDIATE');
@@ -1157,12 +1170,14 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       if (closed) return;
       const release = await mutex.lock();
       closed = true;
-      let lost: unknown = null;
+      // A loss latched before was already reported to whoever deferred the units.
+      const reported = lost;
+      let failed: unknown = null;
       try {
         try {
           commitHeld();
         } catch (error) {
-          lost = error;
+          if (error !== reported) failed = error;
         }
         // The checkpoint thread lets the file go first, so the writer is its last connection and
         // moves what the WAL holds into the file as it closes.
@@ -1173,7 +1188,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       } finally {
         release();
       }
-      if (lost) throw lost;
+      if (failed) throw failed;
     },
   };
 }
