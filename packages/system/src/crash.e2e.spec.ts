@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { alive, freePort, killHard } from './testing/processes.ts';
 
 // The real server process (node running the embedded profile's entry, no wrapper between), killed
 // with SIGKILL while people sign up, follow, befriend, create, forecast and comment; checked to be
@@ -13,24 +13,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const main = join(root, 'packages/system/src/main.ts');
 const ADMIN_TOKEN = 'crash-admin-token-0123456789';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-
-/** True while a process with this pid exists. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const children: ChildProcess[] = [];
 
@@ -54,16 +36,6 @@ async function startServer(dataDir: string, port: number): Promise<ChildProcess>
     }
   }
   throw new Error(`the server did not answer: ${stderr}`);
-}
-
-/** Kills the server process with SIGKILL and waits until it is gone. */
-async function killHard(child: ChildProcess): Promise<void> {
-  const exited = once(child, 'exit');
-  expect(child.kill('SIGKILL')).toBe(true);
-  const [code, signal] = (await exited) as [number | null, string | null];
-  expect(signal).toBe('SIGKILL');
-  expect(code).toBeNull();
-  expect(alive(child.pid!)).toBe(false);
 }
 
 afterAll(async () => {

@@ -2,13 +2,13 @@ import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openEmbeddedEventStores } from './embedded.ts';
 import { SEED_PASSWORD, seedHistory } from './seed/seed-history.ts';
+import { alive, freePort, killHard } from './testing/processes.ts';
 
 // A rebuild commits its batches together (deferred units of work): the real server process,
 // killed with SIGKILL while it rebuilds a history of several batches, after one commit and with
@@ -17,23 +17,6 @@ import { SEED_PASSWORD, seedHistory } from './seed/seed-history.ts';
 // none applied twice.
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const main = join(root, 'packages/system/src/main.ts');
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
@@ -156,11 +139,7 @@ describe('a rebuild killed midway (deferred batches)', () => {
       atKill = committedViews();
       if (atKill === null) await new Promise((r) => setTimeout(r, 5));
     }
-    const exited = once(first.child, 'exit');
-    expect(first.child.kill('SIGKILL')).toBe(true);
-    const [code, signal] = (await exited) as [number | null, string | null];
-    expect([code, signal]).toEqual([null, 'SIGKILL']);
-    expect(alive(first.child.pid!)).toBe(false);
+    await killHard(first.child);
     // Killed midway, between two commits: the first made, the end of the log not reached, and
     // the batches applied since held only in memory.
     expect(atKill).not.toBeNull();

@@ -641,17 +641,24 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     if (scope && !unit) throw new Error('a write after its unit of work ended: await every write inside the unit');
     if (unit) return fn(unit);
     const release = await mutex.lock();
-    const own = new Unit(open);
     try {
-      commitHeld();
-    } catch (error) {
+      return await ownUnit(fn);
+    } finally {
       release();
-      throw error;
     }
+  }
+
+  /**
+   * Runs `run` in a unit of work of its own and commits it, after what deferred units hold (call
+   * with the mutex held).
+   */
+  async function ownUnit<R>(run: (unit: Unit) => R | Promise<R>): Promise<R> {
+    commitHeld();
+    const unit = new Unit(open);
     writer.db.exec('BEGIN IMMEDIATE');
     try {
-      const result = fn(own);
-      own.flushAll();
+      const result = await run(unit);
+      unit.flushAll();
       writer.db.exec('COMMIT');
       setUpInTransaction.clear();
       return result;
@@ -659,8 +666,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       rollback();
       throw error;
     } finally {
-      ended(own);
-      release();
+      ended(unit);
     }
   }
 
@@ -1036,21 +1042,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       const release = await mutex.lock();
       try {
         if (options.defer) return await runDeferred(fn);
-        commitHeld();
-        const unit = new Unit(open);
-        writer.db.exec('BEGIN IMMEDIATE');
-        try {
-          const result = await scopes.run({ unit, ended: false }, fn);
-          unit.flushAll();
-          writer.db.exec('COMMIT');
-          setUpInTransaction.clear();
-          return result;
-        } catch (error) {
-          rollback();
-          throw error;
-        } finally {
-          ended(unit);
-        }
+        return await ownUnit((unit) => scopes.run({ unit, ended: false }, fn));
       } finally {
         release();
       }

@@ -4,6 +4,7 @@ import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { alive } from '../../testing/processes.ts';
 
 /*
  * The processes an operator runs, started for real: `npm start` as a newcomer types it, and the
@@ -14,15 +15,6 @@ const root = resolve(import.meta.dirname, '../../../../..');
 const dist = join(root, 'packages/system/dist');
 const started: ChildProcess[] = [];
 const dataDirs: string[] = [];
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 const childrenOf = (pid: number): number[] =>
   spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })

@@ -1,0 +1,33 @@
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { expect } from 'vitest';
+
+/** Test helper: a TCP port on loopback that nothing listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Test helper: true while a process with this pid exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Test helper: kills a child process with SIGKILL, waits for its exit and checks that it is gone. */
+export async function killHard(child: ChildProcess): Promise<void> {
+  const exited = once(child, 'exit');
+  expect(child.kill('SIGKILL')).toBe(true);
+  const [code, signal] = (await exited) as [number | null, string | null];
+  expect([code, signal]).toEqual([null, 'SIGKILL']);
+  expect(alive(child.pid!)).toBe(false);
+}
