@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { alive, freePort, killHard } from './testing/processes.ts';
+import { alive, freePort, killHard, stopAll } from './testing/processes.ts';
 
 // The real server process (node running the embedded profile's entry, no wrapper between), killed
 // with SIGKILL while people sign up, follow, befriend, create, forecast and comment; checked to be
@@ -40,14 +40,7 @@ async function startServer(dataDir: string, port: number): Promise<ChildProcess>
 
 afterAll(async () => {
   // No test leaves a process behind.
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    }
-    expect(alive(child.pid!), `process ${child.pid} is still running`).toBe(false);
-  }
+  await stopAll(children);
 });
 
 const dirs: string[] = [];

@@ -1,6 +1,5 @@
 import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -8,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openEmbeddedEventStores } from './embedded.ts';
 import { SEED_PASSWORD, seedHistory } from './seed/seed-history.ts';
-import { alive, freePort, killHard } from './testing/processes.ts';
+import { freePort, killHard, stopAll } from './testing/processes.ts';
 
 // A rebuild commits its batches together (deferred units of work): the real server process,
 // killed with SIGKILL while it rebuilds a history of several batches, after one commit and with
@@ -22,14 +21,7 @@ const children: ChildProcess[] = [];
 const dirs: string[] = [];
 afterAll(async () => {
   // No test leaves a process behind.
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    }
-    expect(alive(child.pid!), `process ${child.pid} is still running`).toBe(false);
-  }
+  await stopAll(children);
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 

@@ -31,3 +31,15 @@ export async function killHard(child: ChildProcess): Promise<void> {
   expect([code, signal]).toEqual([null, 'SIGKILL']);
   expect(alive(child.pid!)).toBe(false);
 }
+
+/** Test helper, for afterAll: stops (SIGTERM) every child still running and checks that none is left. */
+export async function stopAll(children: readonly ChildProcess[]): Promise<void> {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    }
+    expect(alive(child.pid!), `process ${child.pid} is still running`).toBe(false);
+  }
+}
