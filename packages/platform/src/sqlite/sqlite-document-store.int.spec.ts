@@ -417,6 +417,26 @@ describe('sqlite document store', () => {
       expect(await c.countDocuments({})).toBe(4);
     });
 
+    it('let the event loop run while their commit writes many documents', async () => {
+      const store = open();
+      const c = store.collection(views);
+      await store.beginBulkLoad(['views']);
+      await store.transaction(async () => {
+        for (let i = 0; i < 12_000; i++) await c.insertOne(view(i));
+      }, { defer: true });
+      let turns = 0;
+      let committed = false;
+      const turn = () => {
+        turns++;
+        if (!committed) setImmediate(turn);
+      };
+      setImmediate(turn);
+      await store.endBulkLoad();
+      committed = true;
+      expect(turns).toBeGreaterThanOrEqual(2);
+      expect(await c.countDocuments({})).toBe(12_000);
+    });
+
     it('refuse a write their code makes after the unit returned, though the unit goes on', async () => {
       const store = open();
       const c = store.collection(views);

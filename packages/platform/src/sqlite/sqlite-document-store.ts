@@ -83,6 +83,8 @@ const LAYOUT = 2;
 const SERVING_CHECKPOINT_BYTES = 4 * 1024 * 1024;
 const BACKGROUND_SAFETY_NET_BYTES = 16 * 1024 * 1024;
 const BULK_CHECKPOINT_BYTES = 64 * 1024 * 1024;
+/** Documents the commit of deferred units writes between two turns of the event loop. */
+const FLUSH_CHUNK = 5_000;
 
 function startOver(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number;
@@ -358,29 +360,45 @@ class Unit {
   flush(table: Table): void {
     const map = this.entries.get(table);
     if (!map) return;
-    let written = this.written.get(table);
-    let checked = false;
-    for (const [id, entry] of map) {
-      if (!entry.dirty) continue;
-      // Past a rollback SQLite made by itself, a write would commit alone, outside the unit.
-      if (!checked && !(checked = this.open())) throw new Error(`SQLite rolled the unit's transaction back (disk full or I/O error): its writes are lost`);
-      if (!written) this.written.set(table, (written = new Set()));
-      written.add(id);
-      if (entry.doc === null) {
-        if (entry.stored) table.delete(id, entry.stored);
-        entry.stored = null;
-      } else {
-        const text = JSON.stringify(entry.doc);
-        if (entry.stored) table.update(id, text, entry.stored, entry.doc);
-        else table.insert(entry.doc, text);
-        entry.stored = { columns: table.columnValues(entry.doc), elements: table.elements(entry.doc) };
-      }
-      entry.dirty = false;
-    }
+    for (const [id, entry] of map) if (entry.dirty) this.write(table, id, entry);
   }
 
   flushAll(): void {
     for (const table of this.entries.keys()) this.flush(table);
+  }
+
+  /**
+   * flushAll, letting the event loop run every `every` documents written: a commit of deferred
+   * units writes up to 100,000 documents (about a second of work), and the other services of an
+   * embedded process go on meanwhile (an operator's rebuild while they serve).
+   */
+  async flushAllYielding(every: number): Promise<void> {
+    let n = 0;
+    for (const [table, map] of this.entries) {
+      for (const [id, entry] of map) {
+        if (!entry.dirty) continue;
+        this.write(table, id, entry);
+        if (++n % every === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
+  }
+
+  private write(table: Table, id: string, entry: Entry): void {
+    // Past a rollback SQLite made by itself, a write would commit alone, outside the unit.
+    if (!this.open()) throw new Error(`SQLite rolled the unit's transaction back (disk full or I/O error): its writes are lost`);
+    let written = this.written.get(table);
+    if (!written) this.written.set(table, (written = new Set()));
+    written.add(id);
+    if (entry.doc === null) {
+      if (entry.stored) table.delete(id, entry.stored);
+      entry.stored = null;
+    } else {
+      const text = JSON.stringify(entry.doc);
+      if (entry.stored) table.update(id, text, entry.stored, entry.doc);
+      else table.insert(entry.doc, text);
+      entry.stored = { columns: table.columnValues(entry.doc), elements: table.elements(entry.doc) };
+    }
+    entry.dirty = false;
   }
 }
 
@@ -653,7 +671,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
    * with the mutex held).
    */
   async function ownUnit<R>(run: (unit: Unit) => R | Promise<R>): Promise<R> {
-    commitHeld();
+    await commitHeld();
     const unit = new Unit(open);
     writer.db.exec('BEGIN IMMEDIATE');
     try {
@@ -681,12 +699,12 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
    * Commits the deferred units (call with the mutex held). If that fails they are rolled back,
    * and DeferredUnitsLostError says so.
    */
-  function commitHeld(): void {
+  async function commitHeld(): Promise<void> {
     if (lost) throw lost;
     const unit = held;
     if (!unit) return;
     try {
-      unit.flushAll();
+      await unit.flushAllYielding(FLUSH_CHUNK);
       writer.db.exec('COMMIT');
     } catch (error) {
       throw lose(unit, error);
@@ -1030,7 +1048,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     } finally {
       scope.ended = true;
     }
-    if (unit.size > deferredDocuments) commitHeld();
+    if (unit.size > deferredDocuments) await commitHeld();
     return result;
   }
 
@@ -1051,7 +1069,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     async drop(names) {
       const release = await mutex.lock();
       try {
-        commitHeld();
+        await commitHeld();
         for (const name of names) {
           if (!NAME.test(name)) throw new Error(`invalid collection name "${name}"`);
           const side = writer.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?`).all(`${name}$%`) as { name: string }[];
@@ -1081,7 +1099,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     async endBulkLoad() {
       const release = await mutex.lock();
       try {
-        commitHeld();
+        await commitHeld();
         for (const name of deferred) tables.get(name)?.buildIndexes();
         deferred.clear();
         writer.cacheSize(servingCache);
@@ -1098,7 +1116,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       if (memory || source.path === ':memory:') throw new Error('only stores in files can copy from each other');
       const release = await mutex.lock();
       try {
-        commitHeld();
+        await commitHeld();
         for (const spec of what.collections) if (tables.get(spec.name)) throw new Error(`copy ${spec.name} into an empty store: drop it first`);
         writer.db.prepare('ATTACH DATABASE ? AS source').run(source.path);
       } catch (error) {
@@ -1167,7 +1185,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       let failed: unknown = null;
       try {
         try {
-          commitHeld();
+          await commitHeld();
         } catch (error) {
           if (error !== reported) failed = error;
         }
