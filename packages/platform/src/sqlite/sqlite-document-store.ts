@@ -360,7 +360,12 @@ class Unit {
   flush(table: Table): void {
     const map = this.entries.get(table);
     if (!map) return;
-    for (const [id, entry] of map) if (entry.dirty) this.write(table, id, entry);
+    let written: Set<string> | undefined;
+    for (const [id, entry] of map) {
+      if (!entry.dirty) continue;
+      written ??= this.writingTo(table);
+      this.write(table, written, id, entry);
+    }
   }
 
   flushAll(): void {
@@ -375,19 +380,28 @@ class Unit {
   async flushAllYielding(every: number): Promise<void> {
     let n = 0;
     for (const [table, map] of this.entries) {
+      let written: Set<string> | undefined;
       for (const [id, entry] of map) {
         if (!entry.dirty) continue;
-        this.write(table, id, entry);
-        if (++n % every === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        written ??= this.writingTo(table);
+        this.write(table, written, id, entry);
+        if (++n % every !== 0) continue;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        written = undefined;
       }
     }
   }
 
-  private write(table: Table, id: string, entry: Entry): void {
+  /** The ids written to a table, before the unit's next writes to it (checked once per run of writes). */
+  private writingTo(table: Table): Set<string> {
     // Past a rollback SQLite made by itself, a write would commit alone, outside the unit.
     if (!this.open()) throw new Error(`SQLite rolled the unit's transaction back (disk full or I/O error): its writes are lost`);
     let written = this.written.get(table);
     if (!written) this.written.set(table, (written = new Set()));
+    return written;
+  }
+
+  private write(table: Table, written: Set<string>, id: string, entry: Entry): void {
     written.add(id);
     if (entry.doc === null) {
       if (entry.stored) table.delete(id, entry.stored);
