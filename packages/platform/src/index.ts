@@ -7,6 +7,7 @@ export * from './ports/mail.ts';
 export * from './ports/cache.ts';
 export * from './service/app.ts';
 export * from './service/route.ts';
+export * from './service/repeated-answers.ts';
 export * from './service/admin-access.ts';
 export * from './service/errors.ts';
 export * from './service/logging.ts';

@@ -1,5 +1,5 @@
 import { castieEvents } from '@castie/contracts';
-import { CommandHandler, createServiceApp, type Clock, type DocumentStore, type EventStore, type ReadModels, type SortedSets } from '@castie/platform';
+import { CommandHandler, createServiceApp, RepeatedAnswers, type Clock, type DocumentStore, type EventStore, type ReadModels, type SortedSets } from '@castie/platform';
 import { GroupDirectory, People } from '@castie/reference';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { CastieObjects } from './casties/castie-objects.ts';
@@ -62,7 +62,8 @@ export function buildCastiesApp(deps: CastiesDeps): FastifyInstance {
   castieRoutes(app, { casties, views, forecasts, visible, objects, groups, readModels, clock, timeZone, routeOptions });
   forecastRoutes(app, { casties, forecasts: new CommandHandler(deps.store, castieEvents, forecastDecider), groups, clock, routeOptions });
   commentRoutes(app, { comments: new CommandHandler(deps.store, castieEvents, commentDecider), commentDocs, visible, people, clock, timeZone, routeOptions });
-  feedRoutes(app, { views, search: documents.collection(CASTIE_SEARCH), objects, groups, routeOptions });
+  const answers = new RepeatedAnswers({ version: () => documents.committedVersion(), clock });
+  feedRoutes(app, { views, search: documents.collection(CASTIE_SEARCH), objects, groups, answers, routeOptions });
   profileRoutes(app, { views, forecasts, objects, people, groups, clock, routeOptions });
   const boards = new Leaderboards(deps.boards, documents.collection(BOARD_ENTRIES), people);
   groupPageRoutes(app, { views, forecasts, objects, groups, boards, routeOptions });

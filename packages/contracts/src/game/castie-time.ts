@@ -21,6 +21,17 @@ export const castieEnded = (c: CastieTimes, now: Date): boolean => c.answered ||
 export const castieAnswerable = (c: CastieTimes, now: Date): boolean => !c.answered && (c.endsAt === null || closedByTime(c.endsAt, now));
 
 /**
+ * The instant (ms since the epoch) after `now` at which time alone next changes `castieEnded` and
+ * `castieAnswerable`: the end, while it is ahead and no answer came; null when time changes
+ * neither any more. What is shown of a Castie can be kept until then.
+ */
+export function castieChangesByTimeAt(c: CastieTimes, now: Date): number | null {
+  if (c.answered || c.endsAt === null) return null;
+  const end = Date.parse(c.endsAt);
+  return end > now.getTime() ? end : null;
+}
+
+/**
  * The read-model filter of a creator's Casties that wait for an answer: an end date that passed
  * and no answer (open-ended Casties never "need" one). The same rule as `closedByTime`, as a query.
  */

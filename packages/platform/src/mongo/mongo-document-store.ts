@@ -149,6 +149,9 @@ export function createMongoDocumentStore(options: MongoDocumentStoreOptions): Do
           });
       }
     },
+    // Other processes (replicas, the operator's tools) write the same database.
+    committedVersion: () => null,
+
     async close() {
       if (ownsClient) await client.close();
     },

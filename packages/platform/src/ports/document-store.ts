@@ -254,6 +254,13 @@ export interface DocumentStore {
    * so nothing may be committed after them: a later checkpoint would skip their events.
    */
   transaction<R>(fn: () => Promise<R>, options?: { defer?: boolean }): Promise<R>;
+  /**
+   * A number that changes whenever a commit may have changed what reads outside a unit of work
+   * answer (any collection's writes, a drop, a copy), so that two reads made while it stayed the
+   * same read the same state: an answer made from it can be given again as it is. Null where this
+   * process cannot know (MongoDB: other processes write the same database).
+   */
+  committedVersion(): number | null;
   /** Drops collections by name, their data and indexes (a projection being rebuilt). */
   drop(names: readonly string[]): Promise<void>;
   /**

@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import type { LogPosition } from '../ports/event-log.ts';
 import { validationError } from './errors.ts';
 import { formatPositions, mergePositions } from './positions.ts';
+import type { RepeatedAnswers } from './repeated-answers.ts';
 
 /** The authenticated user as the gateway vouches for it. */
 export interface Caller {
@@ -23,6 +24,12 @@ export interface RouteContext<E extends Endpoint<any, any, any, any, any>> {
   reply: FastifyReply;
   /** Records where this request's events landed, so the user's next request can wait for them. */
   wrote(positions: readonly LogPosition[]): void;
+  /**
+   * Says that time alone changes this answer at `instant` (ms since the epoch; e.g. a Castie's end
+   * making it answerable): a route that repeats answers (RouteOptions.repeatable) makes it anew
+   * from then on.
+   */
+  validUntil(instant: number): void;
 }
 
 /**
@@ -75,6 +82,14 @@ export interface RouteOptions {
    * their last one (their next read still does).
    */
   sessionTopics?: readonly string[];
+  /**
+   * A GET whose answer depends on the caller, the URL, the read models in the store these
+   * answers follow, and time (`validUntil`) only, and whose handler sets no headers: the same
+   * caller asking the same URL again gets the answer it got, as long as that store committed
+   * nothing since (see RepeatedAnswers). Not for a route that reads anything else (the cache
+   * port, Redis sorted sets, another store).
+   */
+  repeatable?: RepeatedAnswers;
 }
 
 declare module 'fastify' {
@@ -90,6 +105,12 @@ function callerOf(request: FastifyRequest): Caller | null {
   const email = request.headers[internalHeaders.email];
   if (typeof userId !== 'string' || typeof handle !== 'string' || typeof email !== 'string') return null;
   return { userId, handle: decodeURIComponent(handle), email: decodeURIComponent(email) };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function checkResponse(endpoint: Endpoint<any, any, any, any, any>, url: string, body: unknown): void {
+  const checked = endpoint.response.safeParse(body);
+  if (!checked.success) throw new Error(`response of ${endpoint.method} ${url} breaks its contract: ${checked.error.message}`);
 }
 
 function parse<S extends z.ZodType>(schema: S, input: unknown, endpoint: Pick<Endpoint, 'invalidAs'>): z.output<S> {
@@ -118,6 +139,16 @@ export function route<E extends Endpoint<any, any, any, any, any>>(
       handler: async (request, reply) => {
         const caller = callerOf(request);
         if (endpoint.access === 'user' && !caller) throw new DomainError('authentication_failed', 'credentials are required');
+        const repeated = options.repeatable && request.method === 'GET' ? options.repeatable : null;
+        const key = repeated ? `${caller?.userId ?? ''}\n${caller?.handle ?? ''}\n${request.url}` : '';
+        const again = repeated?.find(key);
+        if (again !== undefined) {
+          if (options.checkResponses) checkResponse(endpoint, url, JSON.parse(again));
+          reply.type('application/json; charset=utf-8');
+          return again;
+        }
+        const version = repeated?.begin() ?? null;
+        let until = Infinity;
         let written: LogPosition[] = [];
         const ctx = {
           params: parse(endpoint.params, request.params, endpoint),
@@ -129,16 +160,18 @@ export function route<E extends Endpoint<any, any, any, any, any>>(
           wrote: (positions: readonly LogPosition[]) => {
             written = mergePositions(written, positions);
           },
+          validUntil: (instant: number) => {
+            until = Math.min(until, instant);
+          },
         } as RouteContext<E>;
         const result = (await handler(ctx)) as Record<string, unknown>;
         const raw = Object.values(result).some((v) => v instanceof RawJson);
-        const text = raw ? withRawMembers(result) : null;
+        // A repeated answer is kept as the text it is sent as.
+        const text = raw ? withRawMembers(result) : version !== null ? JSON.stringify({ status: 200, ...result }) : null;
         const body = text === null ? { status: 200, ...result } : text;
-        if (options.checkResponses) {
-          const checked = endpoint.response.safeParse(text === null ? body : JSON.parse(text));
-          if (!checked.success) throw new Error(`response of ${endpoint.method} ${url} breaks its contract: ${checked.error.message}`);
-        }
+        if (options.checkResponses) checkResponse(endpoint, url, text === null ? body : JSON.parse(text));
         if (written.length > 0) reply.header(internalHeaders.written, formatPositions(written));
+        else if (version !== null && text !== null) repeated!.keep(key, version, text, until);
         if (text !== null) reply.type('application/json; charset=utf-8');
         return body;
       },

@@ -617,7 +617,12 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     ? new LRUCache<string, { generation: number; ids: string[] }>({ maxSize: 512 * 1024, maxEntrySize: 32 * 1024, sizeCalculation: (a, key) => key.length + a.ids.reduce((n, id) => n + id.length + 8, 0) })
     : null;
   const generations = new Map<string, number>();
-  const newGeneration = (table: string) => generations.set(table, (generations.get(table) ?? 0) + 1);
+  /** Every table's new generation is a new version of the whole store (committedVersion). */
+  let version = 0;
+  const newGeneration = (table: string) => {
+    version += 1;
+    generations.set(table, (generations.get(table) ?? 0) + 1);
+  };
   const mutex = new Mutex();
   let closed = false;
   /**
@@ -1068,6 +1073,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
 
   return {
     collection,
+
+    committedVersion: () => version,
 
     async transaction<R>(fn: () => Promise<R>, options: { defer?: boolean } = {}): Promise<R> {
       if (scopes.getStore()) throw new Error('units of work do not nest');

@@ -1,4 +1,4 @@
-import { apiDate, apiTime, castieAnswerable, castieEnded, type CastieObject, type DetailedCastie, type ForecastObject, type ForecastOption, type UserForecast } from '@castie/contracts';
+import { apiDate, apiTime, castieAnswerable, castieChangesByTimeAt, castieEnded, type CastieObject, type DetailedCastie, type ForecastObject, type ForecastOption, type UserForecast } from '@castie/contracts';
 import { RawJson, type Clock, type Collection } from '@castie/platform';
 import type { People, PersonDoc } from '@castie/reference';
 import { commentCounts, type CommentCountDoc } from '../comments/read-model.ts';
@@ -169,10 +169,19 @@ export class CastieObjects {
     };
   }
 
-  /** Castie objects (home, group, search) indexed by uuid, in the order given. */
-  async list(requesterId: string, views: readonly CastieView[], options: { forecastOptions?: boolean } = {}): Promise<RawJson<Record<string, CastieObject>>> {
+  /**
+   * Castie objects (home, group, search) indexed by uuid, in the order given. `validUntil` is
+   * told the first instant at which time alone changes them (a Castie's end: is_answerable).
+   */
+  async list(requesterId: string, views: readonly CastieView[], options: { forecastOptions?: boolean; validUntil?: (instant: number) => void } = {}): Promise<RawJson<Record<string, CastieObject>>> {
     if (views.length === 0) return new RawJson('{}');
     const now = this.deps.clock.now();
+    if (options.validUntil) {
+      for (const view of views) {
+        const changes = castieChangesByTimeAt(view, now);
+        if (changes !== null) options.validUntil(changes);
+      }
+    }
     const ids = views.map((v) => v._id);
     const { people } = this.deps;
     const friendIds = await people.friendIds(requesterId);

@@ -161,6 +161,27 @@ describe('what a page shows after a change', () => {
   });
 });
 
+describe('a page asked again with nothing changed', () => {
+  // A user's page asked again before the read models change may be the answer they got: time
+  // alone must still show on it.
+  it('shows a Castie answerable once its end passed', async () => {
+    const kim = await fx.person('kim');
+    await fx.group('markets');
+    await fx.follow(kim, 'markets');
+    const tomorrow = new Date(fx.clock.now().getTime() + 86_400_000).toISOString().slice(0, 10);
+    const uuid = await fx.castie(kim, { group_slug: 'markets', poll_type: 'Regular', closes_on_date: tomorrow, closes_on_time: '18:30', question: 'Will the index close higher?', answer_type: 'Set answer options', answer_option: ['Yes', 'No'], display_created_by: 'true' });
+    const answerable = async () => [
+      api.casties.home.response.parse((await fx.get('/api/home/following/?groups=markets', kim)).body).casties![uuid]!.is_answerable,
+      (await fx.get('/api/search/casties/?q=index', kim)).body.search_results[uuid].is_answerable,
+    ];
+    for (let i = 0; i < 2; i++) expect(await answerable()).toEqual([false, false]);
+    fx.clock.advance(86_400);
+    expect(await answerable()).toEqual([false, false]);
+    fx.clock.advance(86_400);
+    expect(await answerable()).toEqual([true, true]);
+  });
+});
+
 describe('frodads on a page', () => {
   it('shows a frodad made, lost or newly forecasting since the last read, in the order they forecast', async () => {
     const [fay, gus, hal, ivy] = [await fx.person('fay'), await fx.person('gus'), await fx.person('hal'), await fx.person('ivy')];

@@ -1,5 +1,5 @@
 import { api, DomainError } from '@castie/contracts';
-import { route, type Collection, type Filter, type RouteOptions } from '@castie/platform';
+import { route, type Collection, type Filter, type RepeatedAnswers, type RouteOptions } from '@castie/platform';
 import type { GroupDirectory } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
 import type { CastieObjects } from '../casties/castie-objects.ts';
@@ -11,6 +11,8 @@ export interface FeedRoutesDeps {
   search: Collection<SearchDoc>;
   objects: CastieObjects;
   groups: Pick<GroupDirectory, 'followedSlugs' | 'hiddenSlugsFor'>;
+  /** The pages a user asks for again while nothing changed: kept as they were sent. */
+  answers: RepeatedAnswers;
   routeOptions: RouteOptions;
 }
 
@@ -34,6 +36,9 @@ function afterCursor(order: Order, c: { at: string; id: string }): Filter<Castie
  * limit": following merges the index ranges of the followed groups (groupSlug, activityAt),
  * spicy and new walk (activityAt) or (createdAt) newest first skipping hidden groups, search
  * walks one term's Casties. A page asks for one more than its limit to know whether more exist.
+ *
+ * Every page reads this service's read models alone, so the same user asking for the same page
+ * again before they change gets the answer it got (RepeatedAnswers), until a Castie on it ends.
  */
 export function feedRoutes(app: FastifyInstance, ctx: FeedRoutesDeps): void {
   async function page(order: Order, groups: { in?: string[]; notIn?: string[] }, limit: number, before: string | undefined) {
@@ -49,10 +54,12 @@ export function feedRoutes(app: FastifyInstance, ctx: FeedRoutesDeps): void {
     return { views, hasMore, nextBefore: hasMore && last ? `${last[order]}|${last._id}` : null };
   }
 
+  const repeatable = { ...ctx.routeOptions, repeatable: ctx.answers };
+
   route(
     app,
     api.casties.home,
-    async ({ caller, params, query }) => {
+    async ({ caller, params, query, validUntil }) => {
       const tab = params.tab;
       const hidden = new Set(await ctx.groups.hiddenSlugsFor(caller.userId));
       let allowed: string[] | null = null;
@@ -73,15 +80,15 @@ export function feedRoutes(app: FastifyInstance, ctx: FeedRoutesDeps): void {
           : await page(tab === 'new' ? 'createdAt' : 'activityAt', visible ? { in: visible } : { notIn: [...hidden] }, query.limit, query.before);
       const more = { has_more: result.hasMore, next_before: result.nextBefore };
       if (query.ids) return { profile_handle: caller.handle, castie_ids: result.views.map((v) => v._id), ...more };
-      return { profile_handle: caller.handle, casties: await ctx.objects.list(caller.userId, result.views), ...more };
+      return { profile_handle: caller.handle, casties: await ctx.objects.list(caller.userId, result.views, { validUntil }), ...more };
     },
-    ctx.routeOptions,
+    repeatable,
   );
 
   route(
     app,
     api.casties.searchCasties,
-    async ({ caller, query }) => {
+    async ({ caller, query, validUntil }) => {
       const terms = queryTerms(query.q);
       if (terms.length === 0) return { search_results: {}, has_more: false, next_before: null };
       const hidden = await ctx.groups.hiddenSlugsFor(caller.userId);
@@ -100,8 +107,8 @@ export function feedRoutes(app: FastifyInstance, ctx: FeedRoutesDeps): void {
       const views = hits.map((h) => byId.get(h._id)).filter((v) => v !== undefined);
       const last = hits.at(-1);
       const hasMore = found.length > query.limit;
-      return { search_results: await ctx.objects.list(caller.userId, views, { forecastOptions: true }), has_more: hasMore, next_before: hasMore && last ? `${last.createdAt}|${last._id}` : null };
+      return { search_results: await ctx.objects.list(caller.userId, views, { forecastOptions: true, validUntil }), has_more: hasMore, next_before: hasMore && last ? `${last.createdAt}|${last._id}` : null };
     },
-    ctx.routeOptions,
+    repeatable,
   );
 }

@@ -783,5 +783,40 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
       await crowd.insertOne({ _id: 'a', handle: 'ann', age: 1, tags: ['t'] });
       expect(await crowd.find({ tags: 't' })).toEqual([{ _id: 'a', handle: 'ann', age: 1, tags: ['t'] }]);
     });
+
+    // Answers made at one committed version are given again while it holds (RepeatedAnswers):
+    // every change that reads outside a unit can see must move it, and nothing else may.
+    it('moves its committed version with every change reads can see, and only then (or cannot tell)', async () => {
+      const c = empty();
+      const version = () => store.committedVersion();
+      if (version() === null) return expect(version()).toBeNull();
+      let before = version();
+      const moved = () => {
+        const now = version();
+        const changed = now !== before;
+        before = now;
+        return changed;
+      };
+      await c.insertOne({ _id: 'a', handle: 'ann', age: 1, tags: [] });
+      expect(moved()).toBe(true);
+      await c.find({});
+      await c.findOne({ _id: 'a' });
+      await c.countDocuments();
+      expect(moved()).toBe(false);
+      await c.updateOne({ _id: 'nobody' }, { $set: { age: 2 } });
+      await c.updateOne({ _id: 'a' }, { $set: { age: 2 } });
+      expect(moved()).toBe(true);
+      await store.transaction(async () => {
+        await c.insertOne({ _id: 'b', handle: 'bob', age: 1, tags: [] });
+        await c.deleteOne({ _id: 'a' });
+        // Not committed yet: what reads outside the unit see has not changed.
+        expect(moved()).toBe(false);
+      });
+      expect(moved()).toBe(true);
+      await c.deleteOne({ _id: 'b' });
+      expect(moved()).toBe(true);
+      await store.drop([c.name]);
+      expect(moved()).toBe(true);
+    });
   });
 }

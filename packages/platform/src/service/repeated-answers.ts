@@ -1,0 +1,80 @@
+import { LRUCache } from 'lru-cache';
+import type { Clock } from '../ports/clock.ts';
+
+interface Kept {
+  text: string;
+  version: number;
+  /** When it was kept: the times it was made at were no later. */
+  at: number;
+  /** When time alone changes the answer (an end date passing), in ms; Infinity: never. */
+  until: number;
+}
+
+/** Default budget: a few hundred feed pages of 100 Casties. */
+const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Answers a route gives again, as they are, to the same caller asking the same URL while the
+ * read models it reads did not change: a user's home tab asked again and again between two
+ * commits (a pull to refresh, a tab switched back to, a phone resuming) costs a lookup instead of
+ * a page built anew. The store's committed version (`DocumentStore.committedVersion`) says
+ * whether anything changed: any commit, of any collection, makes every answer made before it
+ * stale, so there is no rule per read model to get wrong, and an answer is never older than the
+ * read models the same request would otherwise read. What time alone changes (a Castie's end
+ * passing makes it answerable) the route states while it makes the answer (`validUntil`). A
+ * store that cannot tell its version (MongoDB, written by other processes) keeps nothing.
+ *
+ * Under a steady stream of writes most answers go stale before they are asked again; a miss
+ * costs one version read and keeping a reference to the text the route made anyway.
+ *
+ * Bounded by the characters kept (UTF-16: two bytes each), least recently used first out.
+ */
+export class RepeatedAnswers {
+  readonly #kept: LRUCache<string, Kept>;
+
+  constructor(
+    private readonly deps: {
+      /** The read models' store version (DocumentStore.committedVersion). */
+      version: () => number | null;
+      clock: Clock;
+      maxBytes?: number;
+    },
+  ) {
+    const maxSize = deps.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.#kept = new LRUCache({ maxSize, maxEntrySize: Math.max(1, Math.floor(maxSize / 8)), sizeCalculation: (kept, key) => 2 * (kept.text.length + key.length) + 64 });
+  }
+
+  /** The answer kept for `key`, if the store is at the version it was made at and its time has not run out. */
+  find(key: string): string | undefined {
+    const kept = this.#kept.get(key);
+    if (kept === undefined) return undefined;
+    const now = this.deps.clock.now().getTime();
+    // A clock set back (CLOCK=manual) is before the answer was made: it may differ then too.
+    if (kept.version !== this.deps.version() || now < kept.at || now >= kept.until) {
+      this.#kept.delete(key);
+      return undefined;
+    }
+    return kept.text;
+  }
+
+  /** Called before an answer's first read: the store version it is made from; null when nothing can be kept. */
+  begin(): number | null {
+    return this.deps.version();
+  }
+
+  /**
+   * Keeps an answer whose making began at `version`, unless a commit came while it was made (it
+   * may mix two versions) or time already changed it. It holds from now (the times it was made
+   * at were no later) until `until`, an instant later than any it was made at.
+   */
+  keep(key: string, version: number, text: string, until: number): void {
+    const at = this.deps.clock.now().getTime();
+    if (this.deps.version() !== version || until <= at) return;
+    this.#kept.set(key, { text, version, at, until });
+  }
+
+  /** Answers kept now (tests, metrics). */
+  get size(): number {
+    return this.#kept.size;
+  }
+}
