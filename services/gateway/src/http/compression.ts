@@ -1,7 +1,8 @@
 import { Negotiator } from '@fastify/accept-negotiator';
-import compress from '@fastify/compress';
+import compressPlugin from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { LRUCache } from 'lru-cache';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 
@@ -25,6 +26,31 @@ const GZIP_ALIASES = /\*|x-gzip/g;
 const brotli = promisify(brotliCompress);
 const gzipped = promisify(gzip);
 
+/** What the answers compressed lately may hold, per encoding: their texts and their compressed bytes. */
+const LATELY_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Text answers compressed lately, by encoding: the same answer asked again is compressed once.
+ * A page a user asks for again while nothing changed is the very text they got before (the
+ * services' RepeatedAnswers), and compressing it (brotli, about 1 ms for a 90 KB home page)
+ * cost more than the rest of its answer. Compression is a function of the text alone, so the
+ * bytes are right for whoever sends the same text; nobody gets anything they did not send. The
+ * texts are the keys: one handed on as it is keeps its hash, and another of the same length is
+ * compared (V8 hashes long strings by length), far cheaper than compressing it.
+ */
+function compressedLately() {
+  const made = () => new LRUCache<string, Buffer>({ maxSize: LATELY_MAX_BYTES, maxEntrySize: LATELY_MAX_BYTES / 8, sizeCalculation: (bytes, text) => bytes.length + 2 * text.length });
+  const lately: Record<Encoding, LRUCache<string, Buffer>> = { br: made(), gzip: made() };
+  return async (encoding: Encoding, payload: string | Buffer, bytes: number): Promise<Buffer> => {
+    if (typeof payload !== 'string') return encoding === 'br' ? brotli(payload, brotliOptions(bytes)) : gzipped(payload);
+    const known = lately[encoding].get(payload);
+    if (known) return known;
+    const compressed = await (encoding === 'br' ? brotli(payload, brotliOptions(bytes)) : gzipped(payload));
+    lately[encoding].set(payload, compressed);
+    return compressed;
+  };
+}
+
 /**
  * Compressed answers (brotli or gzip) for clients that ask with Accept-Encoding: JSON, HTML and
  * other text of 1 KiB or more; smaller answers and images (already compressed) go as they are.
@@ -47,6 +73,7 @@ const gzipped = promisify(gzip);
 export const compression = fp(
   async (app: FastifyInstance) => {
     const negotiator = new Negotiator<Encoding>({ supportedValues: [...ENCODINGS] });
+    const compress = compressedLately();
     // A callback hook: most answers go on as they are, without a promise of their own.
     app.addHook('onSend', (request, reply, payload, done) => {
       if (request.headers['accept-encoding'] === undefined || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) return done(null, payload);
@@ -54,7 +81,7 @@ export const compression = fp(
       const bytes = Buffer.byteLength(payload);
       const encoding = bytes < THRESHOLD_BYTES ? null : wanted(request, reply, negotiator);
       if (!encoding) return done(null, payload);
-      (encoding === 'br' ? brotli(payload, brotliOptions(bytes)) : gzipped(payload))
+      compress(encoding, payload, bytes)
         .then((compressed) => {
           varyOnEncoding(reply);
           reply.header('content-encoding', encoding);
@@ -72,7 +99,7 @@ export const compression = fp(
       // A route that opts out (pictures, already compressed) is left alone by this hook too.
       if (route.compress === false) route.config = { ...route.config, compressed: false };
     });
-    await app.register(compress, { global: true, encodings: [...ENCODINGS], threshold: THRESHOLD_BYTES });
+    await app.register(compressPlugin, { global: true, encodings: [...ENCODINGS], threshold: THRESHOLD_BYTES });
   },
   { name: 'castie-compression' },
 );

@@ -6,6 +6,7 @@ import { compression } from './compression.ts';
 // The compression plugin on a bare app: what the gateway's answers get, case by case.
 let app: FastifyInstance;
 const text = JSON.stringify({ items: Array.from({ length: 200 }, (_, i) => ({ id: i, question: `Will it rain on day ${i}?` })) });
+const numbered = (n: string) => text.replace('"items"', `"n${n.padStart(4, '0').slice(0, 4)}"`);
 const huge = JSON.stringify({ rows: Array.from({ length: 300_000 }, (_, i) => `row ${i} ${(i * 7919) % 10007}`) });
 
 beforeAll(async () => {
@@ -13,6 +14,8 @@ beforeAll(async () => {
   await app.register(compression);
   app.get('/text', async (_request, reply) => reply.type('application/json; charset=utf-8').send(text));
   app.get('/huge', async (_request, reply) => reply.type('application/json; charset=utf-8').send(huge));
+  // Answers of one length whose text differs by the requested number.
+  app.get('/numbered/:n', async (request, reply) => reply.type('application/json; charset=utf-8').send(numbered((request.params as { n: string }).n)));
   app.get('/varied', async (_request, reply) => reply.header('vary', 'Origin').type('application/json; charset=utf-8').send(text));
   app.route({ method: 'GET', url: '/opted-out', compress: false, handler: async (_request, reply) => reply.type('application/json; charset=utf-8').send(text) });
   await app.ready();
@@ -30,6 +33,20 @@ describe('compressing whole answers', () => {
       expect(Number(res.headers['content-length'])).toBe(res.rawPayload.length);
       expect(res.rawPayload.length).toBeLessThan(Buffer.byteLength(text) / 3);
       expect(decode(res.rawPayload).toString('utf8')).toBe(text);
+    }
+  });
+
+  it('gives each text its own bytes, however often the same texts are asked for', async () => {
+    const decodes = { br: brotliDecompressSync, gzip: gunzipSync } as const;
+    for (let round = 0; round < 3; round++) {
+      for (const n of ['1', '2', '1', '3']) {
+        for (const encoding of ['br', 'gzip'] as const) {
+          const res = await get(`/numbered/${n}`, encoding);
+          expect(res.headers['content-encoding']).toBe(encoding);
+          expect(Number(res.headers['content-length'])).toBe(res.rawPayload.length);
+          expect(decodes[encoding](res.rawPayload).toString('utf8')).toBe(numbered(n));
+        }
+      }
     }
   });
 
