@@ -2,7 +2,8 @@ import { LRUCache } from 'lru-cache';
 import type { Clock } from '../ports/clock.ts';
 
 interface Kept {
-  text: string;
+  /** The answer's UTF-8 bytes: sent as they are, never encoded again. */
+  bytes: Buffer;
   version: number;
   /** When it was kept: the times it was made at were no later. */
   at: number;
@@ -25,9 +26,11 @@ const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
  * store that cannot tell its version (MongoDB, written by other processes) keeps nothing.
  *
  * Under a steady stream of writes most answers go stale before they are asked again; a miss
- * costs one version read and keeping a reference to the text the route made anyway.
+ * costs one version read, and the answer is sent as the bytes it is kept as: encoding a text
+ * answer into UTF-8 (about 50 µs for a 94 KB home page) happens once, where writing it to the
+ * socket did it for every request.
  *
- * Bounded by the characters kept (UTF-16: two bytes each), least recently used first out.
+ * Bounded by the bytes kept, least recently used first out.
  */
 export class RepeatedAnswers {
   readonly #kept: LRUCache<string, Kept>;
@@ -41,11 +44,11 @@ export class RepeatedAnswers {
     },
   ) {
     const maxSize = deps.maxBytes ?? DEFAULT_MAX_BYTES;
-    this.#kept = new LRUCache({ maxSize, maxEntrySize: Math.max(1, Math.floor(maxSize / 8)), sizeCalculation: (kept, key) => 2 * (kept.text.length + key.length) + 64 });
+    this.#kept = new LRUCache({ maxSize, maxEntrySize: Math.max(1, Math.floor(maxSize / 8)), sizeCalculation: (kept, key) => kept.bytes.length + 2 * key.length + 64 });
   }
 
   /** The answer kept for `key`, if the store is at the version it was made at and its time has not run out. */
-  find(key: string): string | undefined {
+  find(key: string): Buffer | undefined {
     const kept = this.#kept.get(key);
     if (kept === undefined) return undefined;
     const now = this.deps.clock.now().getTime();
@@ -54,7 +57,7 @@ export class RepeatedAnswers {
       this.#kept.delete(key);
       return undefined;
     }
-    return kept.text;
+    return kept.bytes;
   }
 
   /** Called before an answer's first read: the store version it is made from; null when nothing can be kept. */
@@ -67,10 +70,10 @@ export class RepeatedAnswers {
    * may mix two versions) or time already changed it. It holds from now (the times it was made
    * at were no later) until `until`, an instant later than any it was made at.
    */
-  keep(key: string, version: number, text: string, until: number): void {
+  keep(key: string, version: number, bytes: Buffer, until: number): void {
     const at = this.deps.clock.now().getTime();
     if (this.deps.version() !== version || until <= at) return;
-    this.#kept.set(key, { text, version, at, until });
+    this.#kept.set(key, { bytes, version, at, until });
   }
 
   /** Answers kept now (tests, metrics). */

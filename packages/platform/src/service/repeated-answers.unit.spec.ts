@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../ports/clock.ts';
 import { RepeatedAnswers } from './repeated-answers.ts';
 
+const bytes = (text: string) => Buffer.from(text, 'utf8');
+const text = (bytes: Buffer | undefined) => bytes?.toString('utf8');
+
 /** Answers over a store whose version the test moves, on a frozen clock. */
 function answers(options: { maxBytes?: number } = {}) {
   const store = { version: 1 as number | null };
@@ -13,8 +16,8 @@ describe('RepeatedAnswers', () => {
   it('gives the same caller and URL the answer it got until the store commits again', () => {
     const { store, kept } = answers();
     const version = kept.begin()!;
-    kept.keep('ann /api/home/', version, '{"status":200,"n":1}', Infinity);
-    expect(kept.find('ann /api/home/')).toBe('{"status":200,"n":1}');
+    kept.keep('ann /api/home/', version, bytes('{"status":200,"n":1}'), Infinity);
+    expect(text(kept.find('ann /api/home/'))).toBe('{"status":200,"n":1}');
     expect(kept.find('bob /api/home/')).toBeUndefined();
     expect(kept.find('ann /api/home/new/')).toBeUndefined();
     store.version = 2;
@@ -28,7 +31,7 @@ describe('RepeatedAnswers', () => {
     const { store, kept } = answers();
     const version = kept.begin()!;
     store.version = 2;
-    kept.keep('ann /api/home/', version, '{"status":200}', Infinity);
+    kept.keep('ann /api/home/', version, bytes('{"status":200}'), Infinity);
     expect(kept.find('ann /api/home/')).toBeUndefined();
   });
 
@@ -41,31 +44,31 @@ describe('RepeatedAnswers', () => {
   it('makes the answer anew once time changed it, and when the clock is set back before it was made', () => {
     const { clock, kept } = answers();
     const ends = clock.now().getTime() + 60_000;
-    kept.keep('ann /api/home/', kept.begin()!, '{"status":200,"is_answerable":false}', ends);
+    kept.keep('ann /api/home/', kept.begin()!, bytes('{"status":200,"is_answerable":false}'), ends);
     clock.advance(59);
-    expect(kept.find('ann /api/home/')).toBe('{"status":200,"is_answerable":false}');
+    expect(text(kept.find('ann /api/home/'))).toBe('{"status":200,"is_answerable":false}');
     clock.advance(1);
     expect(kept.find('ann /api/home/')).toBeUndefined();
 
-    kept.keep('ann /api/home/', kept.begin()!, '{"status":200,"is_answerable":true}', Infinity);
+    kept.keep('ann /api/home/', kept.begin()!, bytes('{"status":200,"is_answerable":true}'), Infinity);
     clock.advance(-1);
     expect(kept.find('ann /api/home/')).toBeUndefined();
     // An end already passed when the answer was kept: nothing to keep.
-    kept.keep('ann /api/home/', kept.begin()!, '{"status":200}', clock.now().getTime());
+    kept.keep('ann /api/home/', kept.begin()!, bytes('{"status":200}'), clock.now().getTime());
     expect(kept.find('ann /api/home/')).toBeUndefined();
   });
 
   it('holds at most its budget, the least recently asked answers going first', () => {
     const { kept } = answers({ maxBytes: 64 * 1024 });
-    const page = (n: number) => `{"status":200,"page":${n},"pad":"${'x'.repeat(4000)}"}`;
-    for (let n = 0; n < 3; n++) kept.keep(`ann ${n}`, kept.begin()!, page(n), Infinity);
+    const page = (n: number) => `{"status":200,"page":${n},"pad":"${'x'.repeat(8000)}"}`;
+    for (let n = 0; n < 3; n++) kept.keep(`ann ${n}`, kept.begin()!, bytes(page(n)), Infinity);
     for (let n = 3; n < 100; n++) {
-      expect(kept.find('ann 0')).toBe(page(0));
-      kept.keep(`ann ${n}`, kept.begin()!, page(n), Infinity);
+      expect(text(kept.find('ann 0'))).toBe(page(0));
+      kept.keep(`ann ${n}`, kept.begin()!, bytes(page(n)), Infinity);
     }
     expect(kept.size).toBeLessThanOrEqual(8);
-    expect(kept.find('ann 0')).toBe(page(0));
+    expect(text(kept.find('ann 0'))).toBe(page(0));
     expect(kept.find('ann 1')).toBeUndefined();
-    expect(kept.find('ann 99')).toBe(page(99));
+    expect(text(kept.find('ann 99'))).toBe(page(99));
   });
 });

@@ -143,7 +143,7 @@ export function route<E extends Endpoint<any, any, any, any, any>>(
         const key = repeated ? `${caller?.userId ?? ''}\n${caller?.handle ?? ''}\n${request.url}` : '';
         const again = repeated?.find(key);
         if (again !== undefined) {
-          if (options.checkResponses) checkResponse(endpoint, url, JSON.parse(again));
+          if (options.checkResponses) checkResponse(endpoint, url, JSON.parse(again.toString('utf8')));
           reply.type('application/json; charset=utf-8');
           return again;
         }
@@ -171,9 +171,12 @@ export function route<E extends Endpoint<any, any, any, any, any>>(
         const body = text === null ? { status: 200, ...result } : text;
         if (options.checkResponses) checkResponse(endpoint, url, text === null ? body : JSON.parse(text));
         if (written.length > 0) reply.header(internalHeaders.written, formatPositions(written));
-        else if (version !== null && text !== null) repeated!.keep(key, version, text, until);
         if (text !== null) reply.type('application/json; charset=utf-8');
-        return body;
+        if (version === null || text === null || written.length > 0) return body;
+        // Sent as the bytes it is kept as (RepeatedAnswers), so it is encoded once.
+        const bytes = Buffer.from(text, 'utf8');
+        repeated!.keep(key, version, bytes, until);
+        return bytes;
       },
     });
   }

@@ -30,19 +30,19 @@ const gzipped = promisify(gzip);
 const LATELY_MAX_BYTES = 8 * 1024 * 1024;
 
 /**
- * Text answers compressed lately, by encoding: the same answer asked again is compressed once.
- * A page a user asks for again while nothing changed is the very text they got before (the
- * services' RepeatedAnswers), and compressing it (brotli, about 1 ms for a 90 KB home page)
- * cost more than the rest of its answer. Compression is a function of the text alone, so the
- * bytes are right for whoever sends the same text; nobody gets anything they did not send. The
- * texts are the keys: one handed on as it is keeps its hash, and another of the same length is
- * compared (V8 hashes long strings by length), far cheaper than compressing it.
+ * Answers compressed lately, by encoding: the same answer asked again is compressed once. A page
+ * a user asks for again while nothing changed is the very answer they got before (the services'
+ * RepeatedAnswers keep its bytes), and compressing it (brotli, about 1 ms for a 90 KB home page)
+ * cost more than the rest of its answer. Compression is a function of the answer alone, so the
+ * bytes are right for whoever sends the same answer; nobody gets anything they did not send.
+ * Buffers are known by identity (the kept bytes handed on as they are); texts by their content:
+ * one handed on as it is keeps its hash, and another of the same length is compared (V8 hashes
+ * long strings by length), far cheaper than compressing it.
  */
 function compressedLately() {
-  const made = () => new LRUCache<string, Buffer>({ maxSize: LATELY_MAX_BYTES, maxEntrySize: LATELY_MAX_BYTES / 8, sizeCalculation: (bytes, text) => bytes.length + 2 * text.length });
-  const lately: Record<Encoding, LRUCache<string, Buffer>> = { br: made(), gzip: made() };
+  const made = () => new LRUCache<string | Buffer, Buffer>({ maxSize: LATELY_MAX_BYTES, maxEntrySize: LATELY_MAX_BYTES / 8, sizeCalculation: (bytes, answer) => bytes.length + (typeof answer === 'string' ? 2 * answer.length : answer.length) });
+  const lately: Record<Encoding, LRUCache<string | Buffer, Buffer>> = { br: made(), gzip: made() };
   return async (encoding: Encoding, payload: string | Buffer, bytes: number): Promise<Buffer> => {
-    if (typeof payload !== 'string') return encoding === 'br' ? brotli(payload, brotliOptions(bytes)) : gzipped(payload);
     const known = lately[encoding].get(payload);
     if (known) return known;
     const compressed = await (encoding === 'br' ? brotli(payload, brotliOptions(bytes)) : gzipped(payload));

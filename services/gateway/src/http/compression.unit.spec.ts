@@ -16,6 +16,14 @@ beforeAll(async () => {
   app.get('/huge', async (_request, reply) => reply.type('application/json; charset=utf-8').send(huge));
   // Answers of one length whose text differs by the requested number.
   app.get('/numbered/:n', async (request, reply) => reply.type('application/json; charset=utf-8').send(numbered((request.params as { n: string }).n)));
+  // The same texts as bytes: kept (one Buffer, sent again and again), and made anew each time.
+  const kept = new Map<string, Buffer>();
+  app.get('/kept/:n', async (request, reply) => {
+    const { n } = request.params as { n: string };
+    if (!kept.has(n)) kept.set(n, Buffer.from(numbered(n)));
+    return reply.type('application/json; charset=utf-8').send(kept.get(n));
+  });
+  app.get('/bytes/:n', async (request, reply) => reply.type('application/json; charset=utf-8').send(Buffer.from(numbered((request.params as { n: string }).n))));
   app.get('/varied', async (_request, reply) => reply.header('vary', 'Origin').type('application/json; charset=utf-8').send(text));
   app.route({ method: 'GET', url: '/opted-out', compress: false, handler: async (_request, reply) => reply.type('application/json; charset=utf-8').send(text) });
   await app.ready();
@@ -36,12 +44,12 @@ describe('compressing whole answers', () => {
     }
   });
 
-  it('gives each text its own bytes, however often the same texts are asked for', async () => {
+  it('gives each answer its own bytes, however often the same answers are asked for, as texts or as bytes', async () => {
     const decodes = { br: brotliDecompressSync, gzip: gunzipSync } as const;
     for (let round = 0; round < 3; round++) {
-      for (const n of ['1', '2', '1', '3']) {
+      for (const [n, as] of [['1', 'numbered'], ['2', 'kept'], ['1', 'bytes'], ['3', 'kept'], ['1', 'kept'], ['2', 'numbered'], ['3', 'bytes']] as const) {
         for (const encoding of ['br', 'gzip'] as const) {
-          const res = await get(`/numbered/${n}`, encoding);
+          const res = await get(`/${as}/${n}`, encoding);
           expect(res.headers['content-encoding']).toBe(encoding);
           expect(Number(res.headers['content-length'])).toBe(res.rawPayload.length);
           expect(decodes[encoding](res.rawPayload).toString('utf8')).toBe(numbered(n));

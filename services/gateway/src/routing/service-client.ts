@@ -35,14 +35,16 @@ export interface ServiceClient {
  * is ready (it adds a hook); later ones (a second gateway in the same process) share it.
  *
  * Its requests go through Fastify's inject, so they meet the same routes, hooks and error handling
- * as over HTTP, but a text answer is handed over as the string the service made instead of as
- * bytes: light-my-request encodes a text payload into a Buffer twice, concatenates the chunks and
- * decodes them again (measured: 1.4 ms of a 94 KB home page's 4.3 ms in the casties service, a
- * third of it garbage collection). The service's `onSend` hook keeps such a payload aside for the
- * response it belongs to and sends an empty body; the client picks the text up. Only requests
+ * as over HTTP, but a whole answer is handed over as the string or Buffer the service made instead
+ * of as bytes copied through a response: light-my-request encodes a text payload into a Buffer
+ * twice, concatenates the chunks and decodes them again (measured: 1.4 ms of a 94 KB home page's
+ * 4.3 ms in the casties service, a third of it garbage collection), and copies and decodes a
+ * Buffer too (an answer the service keeps as bytes, see RepeatedAnswers, is then written to the
+ * socket as it is, never encoded again). The service's `onSend` hook keeps such a payload aside
+ * for the response it belongs to and sends an empty body; the client picks it up. Only requests
  * carrying the app's handover token (random, never seen outside the process) are answered so;
- * anything else injected into the app (tests) gets its bytes as usual, and streams and Buffers
- * (media) always go as bytes. The same hook marks the request as logged by its caller: the
+ * anything else injected into the app (tests) gets its bytes as usual, and streams always go as
+ * bytes. The same hook marks the request as logged by its caller: the
  * gateway writes the request's line, the service's own goes to debug.
  */
 export function inProcessClient(app: FastifyInstance): ServiceClient {
@@ -52,16 +54,16 @@ export function inProcessClient(app: FastifyInstance): ServiceClient {
       const headers = { ...req.headers, [IN_PROCESS]: token, ...(req.body === undefined ? {} : { 'content-type': 'application/json' }) };
       const res = await app.inject({ method: req.method as 'GET', url: req.url, headers, ...(req.body === undefined ? {} : { payload: JSON.stringify(req.body) }) });
       const raw = res.raw.res as HandedOver;
-      const text = raw[HANDED_OVER];
+      const handed = raw[HANDED_OVER];
       raw[HANDED_OVER] = undefined;
       const { 'content-length': _length, ...rest } = res.headers;
-      return { statusCode: res.statusCode, headers: (text === undefined ? res.headers : rest) as ServiceResponse['headers'], body: text ?? res.rawPayload };
+      return { statusCode: res.statusCode, headers: (handed === undefined ? res.headers : rest) as ServiceResponse['headers'], body: handed ?? res.rawPayload };
     },
   };
 }
 
 /**
- * Where a text answer waits for the client: on the response it belongs to, taken off by the
+ * Where an answer waits for the client: on the response it belongs to, taken off by the
  * client at once. An injected request's response object outlives the request in the heap (it is
  * still reached from older objects when the next young-generation collection runs), and while it
  * pointed to the answer, every answer was copied and promoted to the old generation with it: on
@@ -71,7 +73,7 @@ export function inProcessClient(app: FastifyInstance): ServiceClient {
  * and each request took half the time. (A WeakMap by response, as before, kept them as long.)
  */
 const HANDED_OVER = Symbol('castie.handedOver');
-type HandedOver = { [HANDED_OVER]?: string };
+type HandedOver = { [HANDED_OVER]?: string | Buffer };
 /** Each app's handover token, made with its hook by its first client. */
 const tokens = new WeakMap<FastifyInstance, string>();
 
@@ -84,7 +86,7 @@ function handoverTokenOf(app: FastifyInstance): string {
     // The gateway logs the request in the same log, under the same id: the service's own
     // line goes to debug (errors are logged as always).
     loggedByCaller(request);
-    if (typeof payload !== 'string') return done(null, payload);
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload);
     (reply.raw as HandedOver)[HANDED_OVER] = payload;
     done(null, '');
   });
