@@ -1,5 +1,5 @@
 import { DomainError, internalHeaders, messages, NotificationCountsSchema, notificationsLiveApi, OwnDataExportQuerySchema, type AuthenticatedUser, type ServiceName } from '@castie/contracts';
-import { clientErrors, errorBody, type ServiceMetrics, frameworkErrors, installErrorHandler, installJsonParser, OneLinePerRequest, parsePositions, refuseDotSegments, requestIdOf, type Cache, type LogPosition, type ManualClock, type MediaStore } from '@castie/platform';
+import { clientErrors, errorBody, type ServiceMetrics, frameworkErrors, installErrorHandler, installJsonParser, OneLinePerRequest, parsePositions, refuseDotSegments, requestIdOf, requestLogger, type Cache, type LogPosition, type ManualClock, type MediaStore } from '@castie/platform';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import { Readable } from 'node:stream';
@@ -75,6 +75,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     // The client's x-request-id when acceptable, else a UUID; passed on to the services.
     genReqId: requestIdOf,
     logController: new OneLinePerRequest(),
+    childLoggerFactory: requestLogger,
   }) as unknown as FastifyInstance;
   // Before any route: their hooks apply to every route, the error envelope and 404s alike.
   await app.register(requestIds);

@@ -1,6 +1,6 @@
 import { internalHeaders } from '@castie/contracts';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { OneLinePerRequest, requestIdOf } from './logging.ts';
+import { OneLinePerRequest, requestIdOf, requestLogger } from './logging.ts';
 import { clientErrors, errorBody, frameworkErrors, installErrorHandler, installJsonParser, refuseDotSegments } from './errors.ts';
 import { parsePositions } from './positions.ts';
 import type { ReadModels } from './projections.ts';
@@ -30,6 +30,7 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
     // The gateway passes its request id, so one user request reads as one id across services.
     genReqId: requestIdOf,
     logController: new OneLinePerRequest(),
+    childLoggerFactory: requestLogger,
   }) as unknown as FastifyInstance;
   installErrorHandler(app);
   installJsonParser(app);

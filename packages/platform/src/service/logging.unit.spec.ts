@@ -1,6 +1,7 @@
+import Fastify from 'fastify';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { acceptedRequestId, loggerOptions, redactText } from './logging.ts';
+import { acceptedRequestId, loggerOptions, OneLinePerRequest, redactText, requestLogger } from './logging.ts';
 
 describe('request ids from outside', () => {
   it('accepts short ids of safe characters and nothing else', () => {
@@ -32,5 +33,68 @@ describe('redaction of log text', () => {
     expect(text).toContain('"service":"identity"');
     // Requests are logged without their headers at all.
     expect(JSON.parse(lines[0]!).req).toEqual({ method: 'GET', url: '/password_reset/[redacted]/' });
+  });
+});
+
+describe('request lines', () => {
+  /** A bare app as the services and the gateway log: one line per request, request loggers made on demand. */
+  async function loggedApp() {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino(loggerOptions({ level: 'info' }), { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) }).child({ service: 'casties' });
+    const app = Fastify({ loggerInstance: logger, logController: new OneLinePerRequest(), childLoggerFactory: requestLogger });
+    app.get('/quiet', async () => ({ ok: true }));
+    app.get('/chatty', async (request) => {
+      request.log.info({ password: 'p1', user: 'ada@example.com' }, 'looking');
+      request.log.debug('not written at info');
+      return { ok: true };
+    });
+    app.get('/probe', { logLevel: 'warn' }, async (request) => {
+      request.log.info('not written at warn');
+      request.log.warn('written at warn');
+      return { ok: true };
+    });
+    app.get('/broken', async () => {
+      throw new Error('broken for eve@example.net');
+    });
+    await app.ready();
+    return { app, lines };
+  }
+
+  it('writes one censored line per request, with its request id, status and time', async () => {
+    const { app, lines } = await loggedApp();
+    const res = await app.inject({ method: 'GET', url: '/quiet?token=s3cret&limit=5', headers: { host: 'ada@example.com' } });
+    expect(res.statusCode).toBe(200);
+    expect(lines).toHaveLength(1);
+    const [line] = lines;
+    expect(line).toMatchObject({ level: 30, service: 'casties', reqId: expect.any(String), msg: 'request completed', res: { statusCode: 200 } });
+    expect(line!.req).toMatchObject({ method: 'GET', url: '/quiet?token=[redacted]&limit=5', host: '[email]' });
+    expect(typeof line!.responseTime).toBe('number');
+    await app.close();
+  });
+
+  it("gives a request's own lines its id, at the route's level, with secrets censored", async () => {
+    const { app, lines } = await loggedApp();
+    await app.inject({ method: 'GET', url: '/chatty' });
+    await app.inject({ method: 'GET', url: '/probe' });
+    await app.inject({ method: 'GET', url: '/broken' });
+    const text = JSON.stringify(lines);
+    for (const secret of ['p1', 'ada@example.com', 'eve@example.net', 'not written']) expect(text, secret).not.toContain(secret);
+    expect(lines.map((l) => [l.msg, l.level])).toEqual([
+      ['looking', 30],
+      ['request completed', 30],
+      ['written at warn', 40],
+      ['request completed', 30],
+      // Fastify's own error handler (the apps install theirs) logs the error, censored.
+      ['broken for [email]', 50],
+      ['request completed', 30],
+    ]);
+    // Each request's lines carry one id, another than the other requests'.
+    const ids = lines.map((l) => l.reqId);
+    expect(ids.every((id) => typeof id === 'string')).toBe(true);
+    expect(ids[0]).toBe(ids[1]);
+    expect(ids[2]).toBe(ids[3]);
+    expect(ids[4]).toBe(ids[5]);
+    expect(new Set(ids).size).toBe(3);
+    await app.close();
   });
 });
