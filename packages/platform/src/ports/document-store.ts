@@ -258,7 +258,8 @@ export interface DocumentStore {
    * A number that changes whenever a commit may have changed what reads outside a unit of work
    * answer (any collection's writes, a drop, a copy), so that two reads made while it stayed the
    * same read the same state: an answer made from it can be given again as it is. Null where this
-   * process cannot know (MongoDB: other processes write the same database).
+   * process cannot know (MongoDB: other processes write the same database), or where reads outside
+   * a unit see its writes before it commits (an in-memory SQLite database).
    */
   committedVersion(): number | null;
   /** Drops collections by name, their data and indexes (a projection being rebuilt). */

@@ -1,6 +1,21 @@
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../ports/clock.ts';
 
+/** What an answer is being made from: the store's version and the time, when its making began. */
+export interface Making {
+  readonly version: number;
+  readonly at: number;
+}
+
+/**
+ * The Buffers kept as answers, whoever holds them now: what a later step may itself keep by
+ * identity (the gateway's compressed answers), where any other Buffer is made once and dropped.
+ */
+const keptAnswers = new WeakSet<Buffer>();
+
+/** Whether these bytes are an answer RepeatedAnswers keeps (and may give again, the same Buffer). */
+export const isKeptAnswer = (bytes: Buffer): boolean => keptAnswers.has(bytes);
+
 interface Kept {
   /** The answer's UTF-8 bytes: sent as they are, never encoded again. */
   bytes: Buffer;
@@ -30,7 +45,8 @@ const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
  * answer into UTF-8 (about 50 µs for a 94 KB home page) happens once, where writing it to the
  * socket did it for every request.
  *
- * Bounded by the bytes kept, least recently used first out.
+ * Bounded by the memory the kept bytes hold (each in a buffer of its own, not a slice of a shared
+ * pool), least recently used first out.
  */
 export class RepeatedAnswers {
   readonly #kept: LRUCache<string, Kept>;
@@ -60,20 +76,30 @@ export class RepeatedAnswers {
     return kept.bytes;
   }
 
-  /** Called before an answer's first read: the store version it is made from; null when nothing can be kept. */
-  begin(): number | null {
-    return this.deps.version();
+  /** Called before an answer's first read: what it is made from; null when nothing can be kept. */
+  begin(): Making | null {
+    const version = this.deps.version();
+    return version === null ? null : { version, at: this.deps.clock.now().getTime() };
   }
 
   /**
-   * Keeps an answer whose making began at `version`, unless a commit came while it was made (it
-   * may mix two versions) or time already changed it. It holds from now (the times it was made
-   * at were no later) until `until`, an instant later than any it was made at.
+   * Keeps an answer made since `making`, unless a commit came meanwhile (it may mix two versions),
+   * the clock was set back meanwhile, or time already changed it. It holds from now (the times it
+   * was made at were no later) until `until`, an instant later than any it was made at. Returns
+   * the bytes to send: the kept ones (small answers are copied out of Node's shared pool, whose
+   * 8 KiB slab a slice would keep alive).
    */
-  keep(key: string, version: number, bytes: Buffer, until: number): void {
+  keep(key: string, making: Making, bytes: Buffer, until: number): Buffer {
     const at = this.deps.clock.now().getTime();
-    if (this.deps.version() !== version || until <= at) return;
-    this.#kept.set(key, { bytes, version, at, until });
+    if (this.deps.version() !== making.version || at < making.at || until <= at) return bytes;
+    let own = bytes;
+    if (bytes.byteOffset !== 0 || bytes.buffer.byteLength !== bytes.length) {
+      own = Buffer.allocUnsafeSlow(bytes.length);
+      bytes.copy(own);
+    }
+    keptAnswers.add(own);
+    this.#kept.set(key, { bytes: own, version: making.version, at, until });
+    return own;
   }
 
   /** Answers kept now (tests, metrics). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../ports/clock.ts';
-import { RepeatedAnswers } from './repeated-answers.ts';
+import { isKeptAnswer, RepeatedAnswers } from './repeated-answers.ts';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
 const text = (bytes: Buffer | undefined) => bytes?.toString('utf8');
@@ -56,6 +56,32 @@ describe('RepeatedAnswers', () => {
     // An end already passed when the answer was kept: nothing to keep.
     kept.keep('ann /api/home/', kept.begin()!, bytes('{"status":200}'), clock.now().getTime());
     expect(kept.find('ann /api/home/')).toBeUndefined();
+  });
+
+  it('keeps nothing made while the clock was set back', () => {
+    const { clock, kept } = answers();
+    const making = kept.begin()!;
+    clock.advance(-1);
+    kept.keep('ann /api/home/', making, bytes('{"status":200}'), Infinity);
+    expect(kept.find('ann /api/home/')).toBeUndefined();
+  });
+
+  it('gives the bytes it keeps, in memory of their own, and knows them as kept', () => {
+    const { kept } = answers();
+    // A small answer is a slice of Node's shared pool: keeping the slice kept the whole slab.
+    const small = bytes('{"status":200,"following":false}');
+    expect(small.buffer.byteLength).toBeGreaterThan(small.length);
+    const sent = kept.keep('ann /api/home/', kept.begin()!, small, Infinity);
+    expect(text(sent)).toBe(text(small));
+    expect(sent.buffer.byteLength).toBe(sent.length);
+    expect(kept.find('ann /api/home/')).toBe(sent);
+    expect(isKeptAnswer(sent)).toBe(true);
+    expect(isKeptAnswer(small)).toBe(false);
+    // An answer it does not keep is given back as it came, and not known as kept.
+    const stale = bytes('{"status":200}');
+    const making = kept.begin()!;
+    expect(kept.keep('bob /api/home/', { ...making, version: making.version - 1 }, stale, Infinity)).toBe(stale);
+    expect(isKeptAnswer(stale)).toBe(false);
   });
 
   it('holds at most its budget, the least recently asked answers going first', () => {

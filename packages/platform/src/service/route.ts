@@ -147,7 +147,7 @@ export function route<E extends Endpoint<any, any, any, any, any>>(
           reply.type('application/json; charset=utf-8');
           return again;
         }
-        const version = repeated?.begin() ?? null;
+        const making = repeated?.begin() ?? null;
         let until = Infinity;
         let written: LogPosition[] = [];
         const ctx = {
@@ -167,16 +167,14 @@ export function route<E extends Endpoint<any, any, any, any, any>>(
         const result = (await handler(ctx)) as Record<string, unknown>;
         const raw = Object.values(result).some((v) => v instanceof RawJson);
         // A repeated answer is kept as the text it is sent as.
-        const text = raw ? withRawMembers(result) : version !== null ? JSON.stringify({ status: 200, ...result }) : null;
+        const text = raw ? withRawMembers(result) : making !== null ? JSON.stringify({ status: 200, ...result }) : null;
         const body = text === null ? { status: 200, ...result } : text;
         if (options.checkResponses) checkResponse(endpoint, url, text === null ? body : JSON.parse(text));
         if (written.length > 0) reply.header(internalHeaders.written, formatPositions(written));
         if (text !== null) reply.type('application/json; charset=utf-8');
-        if (version === null || text === null || written.length > 0) return body;
+        if (making === null || text === null || written.length > 0) return body;
         // Sent as the bytes it is kept as (RepeatedAnswers), so it is encoded once.
-        const bytes = Buffer.from(text, 'utf8');
-        repeated!.keep(key, version, bytes, until);
-        return bytes;
+        return repeated!.keep(key, making, Buffer.from(text, 'utf8'), until);
       },
     });
   }

@@ -1074,7 +1074,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   return {
     collection,
 
-    committedVersion: () => version,
+    // In memory, reads outside a unit go to the writer, and see a unit's writes before it commits.
+    committedVersion: () => (memory ? null : version),
 
     async transaction<R>(fn: () => Promise<R>, options: { defer?: boolean } = {}): Promise<R> {
       if (scopes.getStore()) throw new Error('units of work do not nest');

@@ -1,3 +1,4 @@
+import { isKeptAnswer } from '@castie/platform';
 import { Negotiator } from '@fastify/accept-negotiator';
 import compressPlugin from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -26,28 +27,32 @@ const GZIP_ALIASES = /\*|x-gzip/g;
 const brotli = promisify(brotliCompress);
 const gzipped = promisify(gzip);
 
-/** What the answers compressed lately may hold, per encoding: their texts and their compressed bytes. */
+/** What the answers compressed lately may hold, per encoding (their compressed bytes and the answers they stand for). */
 const LATELY_MAX_BYTES = 8 * 1024 * 1024;
 
 /**
- * Answers compressed lately, by encoding: the same answer asked again is compressed once. A page
- * a user asks for again while nothing changed is the very answer they got before (the services'
- * RepeatedAnswers keep its bytes), and compressing it (brotli, about 1 ms for a 90 KB home page)
- * cost more than the rest of its answer. Compression is a function of the answer alone, so the
- * bytes are right for whoever sends the same answer; nobody gets anything they did not send.
- * Buffers are known by identity (the kept bytes handed on as they are); texts by their content:
- * one handed on as it is keeps its hash, and another of the same length is compared (V8 hashes
- * long strings by length), far cheaper than compressing it.
+ * Kept answers compressed lately, by encoding: a kept answer asked again is compressed once. A
+ * page a user asks for again while nothing changed is the very Buffer the service kept and gave
+ * them before (RepeatedAnswers, handed over as it is in this process), and compressing it
+ * (brotli, about 1 ms for a 90 KB home page) cost more than the rest of its answer. Compression
+ * is a function of the bytes alone, so the compressed bytes are right for whoever is given the
+ * same kept answer. Other answers are made once and dropped, so they are compressed each time and
+ * not kept here. Each compressed answer is copied into memory of its own: zlib's results share
+ * larger buffers, which a slice would keep alive beyond what the budget counts.
  */
 function compressedLately() {
-  const made = () => new LRUCache<string | Buffer, Buffer>({ maxSize: LATELY_MAX_BYTES, maxEntrySize: LATELY_MAX_BYTES / 8, sizeCalculation: (bytes, answer) => bytes.length + (typeof answer === 'string' ? 2 * answer.length : answer.length) });
-  const lately: Record<Encoding, LRUCache<string | Buffer, Buffer>> = { br: made(), gzip: made() };
+  const made = () => new LRUCache<Buffer, Buffer>({ maxSize: LATELY_MAX_BYTES, maxEntrySize: LATELY_MAX_BYTES / 8, sizeCalculation: (compressed, answer) => compressed.length + answer.buffer.byteLength });
+  const lately: Record<Encoding, LRUCache<Buffer, Buffer>> = { br: made(), gzip: made() };
+  const compress = (encoding: Encoding, payload: string | Buffer, bytes: number): Promise<Buffer> => (encoding === 'br' ? brotli(payload, brotliOptions(bytes)) : gzipped(payload));
   return async (encoding: Encoding, payload: string | Buffer, bytes: number): Promise<Buffer> => {
+    if (typeof payload === 'string' || !isKeptAnswer(payload)) return compress(encoding, payload, bytes);
     const known = lately[encoding].get(payload);
     if (known) return known;
-    const compressed = await (encoding === 'br' ? brotli(payload, brotliOptions(bytes)) : gzipped(payload));
-    lately[encoding].set(payload, compressed);
-    return compressed;
+    const compressed = await compress(encoding, payload, bytes);
+    const own = Buffer.allocUnsafeSlow(compressed.length);
+    compressed.copy(own);
+    lately[encoding].set(payload, own);
+    return own;
   };
 }
 

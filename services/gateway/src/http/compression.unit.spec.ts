@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { RepeatedAnswers, systemClock } from '@castie/platform';
 import { compression } from './compression.ts';
 
 // The compression plugin on a bare app: what the gateway's answers get, case by case.
@@ -16,12 +17,13 @@ beforeAll(async () => {
   app.get('/huge', async (_request, reply) => reply.type('application/json; charset=utf-8').send(huge));
   // Answers of one length whose text differs by the requested number.
   app.get('/numbered/:n', async (request, reply) => reply.type('application/json; charset=utf-8').send(numbered((request.params as { n: string }).n)));
-  // The same texts as bytes: kept (one Buffer, sent again and again), and made anew each time.
-  const kept = new Map<string, Buffer>();
+  // The same texts as bytes: kept answers (one Buffer each, given again and again, as the
+  // services' repeated answers are), and Buffers made anew each time.
+  const answers = new RepeatedAnswers({ version: () => 1, clock: systemClock });
   app.get('/kept/:n', async (request, reply) => {
     const { n } = request.params as { n: string };
-    if (!kept.has(n)) kept.set(n, Buffer.from(numbered(n)));
-    return reply.type('application/json; charset=utf-8').send(kept.get(n));
+    const bytes = answers.find(n) ?? answers.keep(n, answers.begin()!, Buffer.from(numbered(n)), Infinity);
+    return reply.type('application/json; charset=utf-8').send(bytes);
   });
   app.get('/bytes/:n', async (request, reply) => reply.type('application/json; charset=utf-8').send(Buffer.from(numbered((request.params as { n: string }).n))));
   app.get('/varied', async (_request, reply) => reply.header('vary', 'Origin').type('application/json; charset=utf-8').send(text));
