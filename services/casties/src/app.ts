@@ -1,5 +1,5 @@
 import { castieEvents } from '@castie/contracts';
-import { CommandHandler, createServiceApp, RepeatedAnswers, type Clock, type DocumentStore, type EventStore, type ReadModels, type SortedSets } from '@castie/platform';
+import { CommandHandler, createServiceApp, RepeatedAnswers, type Clock, type ServiceMetrics, type DocumentStore, type EventStore, type ReadModels, type SortedSets } from '@castie/platform';
 import { GroupDirectory, People } from '@castie/reference';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { CastieObjects } from './casties/castie-objects.ts';
@@ -35,6 +35,8 @@ export interface CastiesDeps {
   timeZone: string;
   checkResponses?: boolean;
   logger?: FastifyBaseLogger | boolean;
+  /** Counts the pages given again (RepeatedAnswers). */
+  metrics?: Pick<ServiceMetrics, 'repeatedAnswerLookup'>;
 }
 
 /**
@@ -62,7 +64,7 @@ export function buildCastiesApp(deps: CastiesDeps): FastifyInstance {
   castieRoutes(app, { casties, views, forecasts, visible, objects, groups, readModels, clock, timeZone, routeOptions });
   forecastRoutes(app, { casties, forecasts: new CommandHandler(deps.store, castieEvents, forecastDecider), groups, clock, routeOptions });
   commentRoutes(app, { comments: new CommandHandler(deps.store, castieEvents, commentDecider), commentDocs, visible, people, clock, timeZone, routeOptions });
-  const answers = new RepeatedAnswers({ version: () => documents.committedVersion(), clock });
+  const answers = new RepeatedAnswers({ version: () => documents.committedVersion(), clock, ...(deps.metrics ? { observer: deps.metrics } : {}) });
   feedRoutes(app, { views, search: documents.collection(CASTIE_SEARCH), objects, groups, answers, routeOptions });
   profileRoutes(app, { views, forecasts, objects, people, groups, clock, routeOptions });
   const boards = new Leaderboards(deps.boards, documents.collection(BOARD_ENTRIES), people);

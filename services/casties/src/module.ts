@@ -58,7 +58,7 @@ export function castiesModule(): ServiceModule {
       const boards = deps.sortedSets ?? createStoredSortedSets(deps.documents);
       const readModels = await startCastiesReadModels({ log: deps.log, documents: deps.documents, boards, ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}), observer: deps.metrics, ...(logger ? { logger } : {}) });
       const store = await deps.eventStore(CASTIES_TOPIC);
-      const app = buildCastiesApp({ store, documents: deps.documents, boards, readModels, clock: deps.clock, timeZone: deps.timeZone, checkResponses: deps.checkResponses, ...(logger ? { logger } : {}) });
+      const app = buildCastiesApp({ store, documents: deps.documents, boards, readModels, clock: deps.clock, timeZone: deps.timeZone, checkResponses: deps.checkResponses, metrics: deps.metrics, ...(logger ? { logger } : {}) });
       readModels.install(app, 'casties', { checkResponses: deps.checkResponses });
       const policy = await startAccountDeletedPolicy({ log: deps.log, store, documents: deps.documents, clock: deps.clock, readModels, ...(logger ? { logger } : {}) });
       return {

@@ -8,6 +8,8 @@ export interface ServiceMetrics extends ProjectionObserver {
   readonly service: string;
   /** One lookup in a verified-credentials cache: in identity a hit spares an argon2id run, in a gateway a call to identity. */
   credentialCacheLookup(hit: boolean): void;
+  /** One request of a route that repeats answers (RepeatedAnswers): a hit is given again as it was. */
+  repeatedAnswerLookup(hit: boolean): void;
 }
 
 export interface MetricsOptions {
@@ -41,6 +43,8 @@ export class Metrics {
   readonly #deadLetters: Counter<'service' | 'group'>;
   readonly #credentialHits: Counter<'service'>;
   readonly #credentialMisses: Counter<'service'>;
+  readonly #repeatedHits: Counter<'service'>;
+  readonly #repeatedMisses: Counter<'service'>;
   readonly #checkpointFailures: Counter<'file'>;
 
   constructor(options: MetricsOptions = {}) {
@@ -96,6 +100,18 @@ export class Metrics {
       labelNames: ['service'],
       registers,
     });
+    this.#repeatedHits = new Counter({
+      name: 'castie_repeated_answers_hits_total',
+      help: 'Requests of a route that repeats answers given the answer kept for the same user and URL (the read models unchanged since).',
+      labelNames: ['service'],
+      registers,
+    });
+    this.#repeatedMisses = new Counter({
+      name: 'castie_repeated_answers_misses_total',
+      help: 'Requests of a route that repeats answers made anew: none kept, or the read models changed since (or time did), or the store cannot tell.',
+      labelNames: ['service'],
+      registers,
+    });
     this.#checkpointFailures = new Counter({
       name: 'castie_sqlite_checkpoint_failures_total',
       help: "WAL checkpoints the process's checkpoint thread could not run, per database file (`thread`: the thread itself stopped, for every file); those files then checkpoint in their own commits past 16 MB of WAL, with longer stalls.",
@@ -118,6 +134,7 @@ export class Metrics {
       service,
       deadLettered: (group) => this.#deadLetters.inc({ service, group }),
       credentialCacheLookup: (hit) => (hit ? this.#credentialHits : this.#credentialMisses).inc({ service }),
+      repeatedAnswerLookup: (hit) => (hit ? this.#repeatedHits : this.#repeatedMisses).inc({ service }),
     };
   }
 

@@ -16,12 +16,19 @@ describe('Metrics', () => {
     expect(await lines(metrics, 'castie_projection_lag_events')).toEqual([]);
   });
 
-  it('counts per service: dead letters per group, credential cache hits and misses', async () => {
+  it('counts per service: dead letters per group, credential cache and repeated answers hits and misses', async () => {
     const metrics = new Metrics({ processMetrics: false });
     const identity = metrics.forService('identity');
     identity.credentialCacheLookup(true);
     identity.credentialCacheLookup(true);
     identity.credentialCacheLookup(false);
+    const casties = metrics.forService('casties');
+    casties.repeatedAnswerLookup(false);
+    casties.repeatedAnswerLookup(true);
+    casties.repeatedAnswerLookup(true);
+    casties.repeatedAnswerLookup(true);
+    expect(await lines(metrics, 'castie_repeated_answers_hits_total')).toEqual(['castie_repeated_answers_hits_total{service="casties"} 3']);
+    expect(await lines(metrics, 'castie_repeated_answers_misses_total')).toEqual(['castie_repeated_answers_misses_total{service="casties"} 1']);
     metrics.forService('social').deadLettered('social-read');
     expect(await lines(metrics, 'castie_credential_cache_hits_total')).toEqual(['castie_credential_cache_hits_total{service="identity"} 2']);
     expect(await lines(metrics, 'castie_credential_cache_misses_total')).toEqual(['castie_credential_cache_misses_total{service="identity"} 1']);

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import type { ServiceMetrics } from '../observability/metrics.ts';
 import type { Clock } from '../ports/clock.ts';
 
 /** What an answer is being made from: the store's version and the time, when its making began. */
@@ -57,6 +58,8 @@ export class RepeatedAnswers {
       version: () => number | null;
       clock: Clock;
       maxBytes?: number;
+      /** Told of every lookup: hit or miss (metrics). */
+      observer?: Pick<ServiceMetrics, 'repeatedAnswerLookup'>;
     },
   ) {
     const maxSize = deps.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -65,6 +68,12 @@ export class RepeatedAnswers {
 
   /** The answer kept for `key`, if the store is at the version it was made at and its time has not run out. */
   find(key: string): Buffer | undefined {
+    const found = this.#valid(key);
+    this.deps.observer?.repeatedAnswerLookup(found !== undefined);
+    return found;
+  }
+
+  #valid(key: string): Buffer | undefined {
     const kept = this.#kept.get(key);
     if (kept === undefined) return undefined;
     const now = this.deps.clock.now().getTime();
@@ -75,6 +84,7 @@ export class RepeatedAnswers {
     }
     return kept.bytes;
   }
+
 
   /** Called before an answer's first read: what it is made from; null when nothing can be kept. */
   begin(): Making | null {

@@ -1,4 +1,4 @@
-import { IDENTITY_TOPIC, SOCIAL_TOPIC } from '@castie/contracts';
+import { CASTIES_TOPIC, GROUPS_TOPIC, IDENTITY_TOPIC, SOCIAL_TOPIC } from '@castie/contracts';
 import { backgroundCheckpoints } from '@castie/platform/sqlite/background-checkpoints';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +28,7 @@ describe('GET /metrics', () => {
   it('exposes the process metrics and every Castie metric, and answers HEAD without a body', async () => {
     const text = await scrape();
     for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) expect(text, name).toMatch(new RegExp(`^${name}`, 'm'));
-    for (const name of ['castie_http_request_duration_seconds', 'castie_event_log_append_duration_seconds', 'castie_projection_lag_events', 'castie_dead_letters_total', 'castie_credential_cache_hits_total', 'castie_credential_cache_misses_total', 'castie_sqlite_checkpoint_failures_total']) {
+    for (const name of ['castie_http_request_duration_seconds', 'castie_event_log_append_duration_seconds', 'castie_projection_lag_events', 'castie_dead_letters_total', 'castie_credential_cache_hits_total', 'castie_credential_cache_misses_total', 'castie_repeated_answers_hits_total', 'castie_repeated_answers_misses_total', 'castie_sqlite_checkpoint_failures_total']) {
       expect(text, name).toContain(`# TYPE ${name} `);
     }
     const head = await sys.request('HEAD', '/metrics');
@@ -89,6 +89,25 @@ describe('GET /metrics', () => {
     const wrongBefore = await scrape();
     expect((await sys.get('/api/preferences/', { ...ada, password: 'not-the-password' })).status).toBe(401);
     expect(deltas(wrongBefore, await scrape())).toEqual({ gateway: { hits: 0, misses: 1 }, identity: { hits: 0, misses: 1 } });
+  });
+
+  it('counts the home pages given again, and those made anew after a change', async () => {
+    const count = (text: string, outcome: 'hits' | 'misses') => sample(text, `castie_repeated_answers_${outcome}_total`, { service: 'casties' }) ?? 0;
+    const casties = sys.system.services.get('casties')!.readModels!;
+    const settled = async () => expect(await casties.catchUp([IDENTITY_TOPIC, GROUPS_TOPIC, CASTIES_TOPIC, SOCIAL_TOPIC])).toBe(true);
+    await settled();
+    await sys.get('/api/home/new/', ada);
+    const before = await scrape();
+    // Nothing changed since: the same page again.
+    expect((await sys.get('/api/home/new/', ada)).status).toBe(200);
+    const again = await scrape();
+    expect([count(again, 'hits') - count(before, 'hits'), count(again, 'misses') - count(before, 'misses')]).toEqual([1, 0]);
+    // A new account changes the service's copy of people: the page is made anew.
+    await sys.signUp();
+    await settled();
+    expect((await sys.get('/api/home/new/', ada)).status).toBe(200);
+    const after = await scrape();
+    expect([count(after, 'hits') - count(again, 'hits'), count(after, 'misses') - count(again, 'misses')]).toEqual([0, 1]);
   });
 
   it('a poison record counts as a dead letter of each group that reads its topic', async () => {
