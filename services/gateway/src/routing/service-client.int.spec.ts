@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
@@ -41,7 +42,8 @@ describe('the embedded gateway’s in-process client', () => {
   app.get('/fails', async () => {
     throw Object.assign(new Error('nope'), { statusCode: 409 });
   });
-  app.post('/echo', async (request) => ({ status: 200, got: request.body }));
+  app.post('/echo', async (request) => ({ status: 200, got: request.body, ip: request.ip, method: request.method, url: request.url, user: request.headers['x-castie-user-id'] }));
+  app.get('/streamed', async (_request, reply) => reply.type('text/csv').send(Readable.from(['a,b\n', Buffer.from('1,2\n'), 'ü,é\n'])));
   beforeAll(() => app.ready());
   afterAll(() => app.close());
 
@@ -62,11 +64,18 @@ describe('the embedded gateway’s in-process client', () => {
     const failed = await client.request({ method: 'GET', url: '/fails', headers: {} });
     expect(failed.statusCode).toBe(409);
     expect(JSON.parse(bodyText(failed))).toMatchObject({ message: 'nope' });
-    const echoed = await client.request({ method: 'POST', url: '/echo', headers: {}, body: { a: 'b' } });
-    expect(JSON.parse(bodyText(echoed))).toEqual({ status: 200, got: { a: 'b' } });
+    const echoed = await client.request({ method: 'POST', url: '/echo?x=1', headers: { 'X-Castie-User-Id': 'u1' }, body: { a: 'b' } });
+    expect(JSON.parse(bodyText(echoed))).toEqual({ status: 200, got: { a: 'b' }, ip: '127.0.0.1', method: 'POST', url: '/echo?x=1', user: 'u1' });
   });
 
-  it('leaves requests injected by anyone else (without its token) with their bytes', async () => {
+  it('collects a streamed answer whole', async () => {
+    const res = await client.request({ method: 'GET', url: '/streamed', headers: {} });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/csv/);
+    expect(bodyText(res)).toBe('a,b\n1,2\nü,é\n');
+  });
+
+  it('leaves requests from anyone else (injected, or with its header forged) with their bytes', async () => {
     const direct = await app.inject({ method: 'GET', url: '/text' });
     expect(direct.payload).toBe(page);
     const forged = await app.inject({ method: 'GET', url: '/text', headers: { 'x-castie-in-process': 'guess' } });
