@@ -17,6 +17,18 @@ const keptAnswers = new WeakSet<Buffer>();
 /** Whether these bytes are an answer RepeatedAnswers keeps (and may give again, the same Buffer). */
 export const isKeptAnswer = (bytes: Buffer): boolean => keptAnswers.has(bytes);
 
+/**
+ * The bytes in memory of their own: a slice of a larger buffer (Node's shared 8 KiB pool for
+ * small ones, zlib's output buffers) is copied out, since keeping it would keep all of that alive
+ * beyond what a budget counts.
+ */
+export function ownMemory(bytes: Buffer): Buffer {
+  if (bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) return bytes;
+  const own = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(own);
+  return own;
+}
+
 interface Kept {
   /** The answer's UTF-8 bytes: sent as they are, never encoded again. */
   bytes: Buffer;
@@ -85,7 +97,6 @@ export class RepeatedAnswers {
     return kept.bytes;
   }
 
-
   /** Called before an answer's first read: what it is made from; null when nothing can be kept. */
   begin(): Making | null {
     const version = this.deps.version();
@@ -102,17 +113,13 @@ export class RepeatedAnswers {
   keep(key: string, making: Making, bytes: Buffer, until: number): Buffer {
     const at = this.deps.clock.now().getTime();
     if (this.deps.version() !== making.version || at < making.at || until <= at) return bytes;
-    let own = bytes;
-    if (bytes.byteOffset !== 0 || bytes.buffer.byteLength !== bytes.length) {
-      own = Buffer.allocUnsafeSlow(bytes.length);
-      bytes.copy(own);
-    }
+    const own = ownMemory(bytes);
     keptAnswers.add(own);
     this.#kept.set(key, { bytes: own, version: making.version, at, until });
     return own;
   }
 
-  /** Answers kept now (tests, metrics). */
+  /** Answers kept now (tests). */
   get size(): number {
     return this.#kept.size;
   }

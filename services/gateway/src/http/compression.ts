@@ -1,4 +1,4 @@
-import { isKeptAnswer } from '@castie/platform';
+import { isKeptAnswer, ownMemory } from '@castie/platform';
 import { Negotiator } from '@fastify/accept-negotiator';
 import compressPlugin from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -37,8 +37,7 @@ const LATELY_MAX_BYTES = 8 * 1024 * 1024;
  * (brotli, about 1 ms for a 90 KB home page) cost more than the rest of its answer. Compression
  * is a function of the bytes alone, so the compressed bytes are right for whoever is given the
  * same kept answer. Other answers are made once and dropped, so they are compressed each time and
- * not kept here. Each compressed answer is copied into memory of its own: zlib's results share
- * larger buffers, which a slice would keep alive beyond what the budget counts.
+ * not kept here. A compressed answer kept is in memory of its own (`ownMemory`).
  */
 function compressedLately() {
   const made = () => new LRUCache<Buffer, Buffer>({ maxSize: LATELY_MAX_BYTES, maxEntrySize: LATELY_MAX_BYTES / 8, sizeCalculation: (compressed, answer) => compressed.length + answer.buffer.byteLength });
@@ -48,11 +47,9 @@ function compressedLately() {
     if (typeof payload === 'string' || !isKeptAnswer(payload)) return compress(encoding, payload, bytes);
     const known = lately[encoding].get(payload);
     if (known) return known;
-    const compressed = await compress(encoding, payload, bytes);
-    const own = Buffer.allocUnsafeSlow(compressed.length);
-    compressed.copy(own);
-    lately[encoding].set(payload, own);
-    return own;
+    const compressed = ownMemory(await compress(encoding, payload, bytes));
+    lately[encoding].set(payload, compressed);
+    return compressed;
   };
 }
 
