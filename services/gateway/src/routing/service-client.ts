@@ -69,13 +69,21 @@ export function inProcessClient(app: FastifyInstance): ServiceClient {
         incoming.httpVersionMajor = 1;
         incoming.httpVersionMinor = 1;
         const headers: Record<string, string> = { host: 'localhost' };
-        for (const [name, value] of Object.entries(req.headers)) headers[name.toLowerCase()] = value;
+        // Built with plain loops: `Object.entries(…).flat()` here was a tenth of the gateway's
+        // own time per request in a profile of home following.
+        const rawHeaders = ['host', 'localhost'];
+        for (const name in req.headers) {
+          const value = req.headers[name]!;
+          headers[name.toLowerCase()] = value;
+          rawHeaders.push(name, value);
+        }
         if (body) {
           headers['content-type'] = 'application/json';
           headers['content-length'] = String(body.length);
+          rawHeaders.push('content-type', 'application/json', 'content-length', headers['content-length']);
         }
         incoming.headers = headers;
-        incoming.rawHeaders = Object.entries(headers).flat();
+        incoming.rawHeaders = rawHeaders;
         if (body) incoming.push(body);
         incoming.push(null);
         incoming.complete = true;
@@ -129,7 +137,9 @@ class InProcessResponse extends ServerResponse {
     if (chunk !== undefined && chunk !== null) this.write(chunk, encoding);
     super.end(callback as () => void);
     const headers: ServiceResponse['headers'] = {};
-    for (const [name, value] of Object.entries(this.getHeaders())) {
+    const set = this.getHeaders();
+    for (const name in set) {
+      const value = set[name];
       if (value === undefined) continue;
       headers[name] = Array.isArray(value) ? value.map(String) : String(value);
     }
