@@ -93,6 +93,14 @@ describe("the gateway's verified credentials", () => {
     expect(asked).toBe(6);
   });
 
+  it('never opens a kept answer to credentials that split the same characters otherwise', async () => {
+    const credentials = gateway();
+    person.password = 'x\0secret1';
+    expect((await credentials.userOf({ email: 'ada@example.com', password: 'x\0secret1', inBody: true }, 'r1'))?.userId).toBe('u1');
+    expect(await credentials.userOf({ email: 'ada@example.com\0x', password: 'secret1', inBody: true }, 'r2')).toBeNull();
+    expect(asked).toBe(2);
+  });
+
   it('forgets an answer after its time to live', async () => {
     const credentials = new VerifiedCredentials(() => client, cache, { ttlMs: 1000 });
     await credentials.userOf(ada(), 'r1', 0);
