@@ -140,7 +140,8 @@ export function installJsonParser(app: FastifyInstance): void {
 export function refuseDotSegments(app: FastifyInstance): void {
   // A callback hook, as on every request of every service: nearly all pass without a promise.
   app.addHook('onRequest', (request, reply, done) => {
-    const path = request.url.split('?')[0] ?? '';
+    const query = request.url.indexOf('?');
+    const path = query < 0 ? request.url : request.url.slice(0, query);
     if (!path.includes('.') && !path.includes('%')) return done();
     for (const segment of path.split('/')) {
       if (!segment.includes('.') && !segment.includes('%')) continue;

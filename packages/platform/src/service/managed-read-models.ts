@@ -164,7 +164,11 @@ export class ManagedReadModels implements ProjectionRunner {
    */
   install(app: FastifyInstance, service: ReadModelService, routeOptions: RouteOptions = {}): void {
     adminRoutesOnlyFromGateway(app);
-    const counted = new WeakSet<FastifyRequest>();
+    // Whether a request was counted in flight: a request decoration (a WeakSet's add and delete
+    // were about 1 % of a feed page through the gateway).
+    const counted = Symbol('castie.countedInFlight');
+    app.decorateRequest(counted, false);
+    type Counted = FastifyRequest & { [counted]: boolean };
     // Callback hooks: they run on every request, and none of them waits for anything.
     app.addHook('onRequest', (request, reply, done) => {
       // Its own admin routes are answered even while rebuilding (guarded by adminRoutesOnlyFromGateway).
@@ -183,12 +187,14 @@ export class ManagedReadModels implements ProjectionRunner {
           );
         return;
       }
-      counted.add(request);
+      (request as Counted)[counted] = true;
       this.#enter();
       done();
     });
     const leave = (request: FastifyRequest) => {
-      if (counted.delete(request)) this.#leave();
+      if (!(request as Counted)[counted]) return;
+      (request as Counted)[counted] = false;
+      this.#leave();
     };
     app.addHook('onResponse', (request, _reply, done) => {
       leave(request);

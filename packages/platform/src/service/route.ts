@@ -104,7 +104,8 @@ function callerOf(request: FastifyRequest): Caller | null {
   const handle = request.headers[internalHeaders.handle];
   const email = request.headers[internalHeaders.email];
   if (typeof userId !== 'string' || typeof handle !== 'string' || typeof email !== 'string') return null;
-  return { userId, handle: decodeURIComponent(handle), email: decodeURIComponent(email) };
+  // The gateway percent-encodes both; most need no decoding.
+  return { userId, handle: handle.includes('%') ? decodeURIComponent(handle) : handle, email: email.includes('%') ? decodeURIComponent(email) : email };
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
