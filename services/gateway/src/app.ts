@@ -1,12 +1,13 @@
-import { DomainError, internalHeaders, messages, NotificationCountsSchema, notificationsLiveApi, OwnDataExportQuerySchema, type AuthenticatedUser, type ServiceName } from '@castie/contracts';
-import { clientErrors, errorBody, type ServiceMetrics, frameworkErrors, installErrorHandler, installJsonParser, OneLinePerRequest, parsePositions, refuseDotSegments, requestIdOf, requestLogger, type Cache, type LogPosition, type ManualClock, type MediaStore } from '@castie/platform';
+import { DomainError, internalHeaders, NotificationCountsSchema, notificationsLiveApi, OwnDataExportQuerySchema, type AuthenticatedUser, type ServiceName } from '@castie/contracts';
+import { clientErrors, errorBody, type ServiceMetrics, frameworkErrors, installErrorHandler, installJsonParser, OneLinePerRequest, parsePositions, refuseDotSegments, requestIdOf, requestLogger, type Cache, type ManualClock, type MediaStore } from '@castie/platform';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import { Readable } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AbuseGuard, defaultAbuseLimits, type AbuseLimits } from './abuse/limits.ts';
 import { adminRoutes } from './admin/routes.ts';
-import { presentedCredentials, VerifiedCredentials } from './credentials/credentials.ts';
+import { Admission, type Admitted } from './credentials/admission.ts';
+import { VerifiedCredentials } from './credentials/credentials.ts';
 import { openApiDocument } from './docs/openapi.ts';
 import { docsRoutes } from './docs/page.ts';
 import { csvZip, ExportSlots, jsonDocument, readSmallSections, ServiceAnswered, type ExportSource } from './export/own-data.ts';
@@ -48,12 +49,6 @@ export interface GatewayDeps {
   credentialCache?: Pick<ServiceMetrics, 'credentialCacheLookup'>;
 }
 
-/** A request's user, and where their last writes landed in the log. */
-interface Admitted {
-  user: AuthenticatedUser;
-  after: LogPosition[];
-}
-
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'] as const;
 
 /**
@@ -89,6 +84,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   const sessions = new SessionPositions(deps.cache);
   const credentials = new VerifiedCredentials(() => serviceOf('identity'), deps.cache, deps.credentialCache ? { observer: deps.credentialCache } : {});
   const guard = new AbuseGuard(deps.cache, { ...defaultAbuseLimits, ...deps.abuseLimits });
+  const admission = new Admission(deps.cache, credentials, guard, sessions);
   const apiKeys = new Set(deps.apiKeys ?? []);
   const liveLimits = { ...defaultLiveLimits, ...deps.liveLimits };
   const tokens = new StreamTokens(deps.cache, liveLimits.tokenSeconds);
@@ -113,50 +109,9 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
     return { fields: withoutClientUploadRefs(fields, uploads), stored: [] };
   }
 
-  /**
-   * The user the request's credentials (Basic, or username/password fields) open, and where their
-   * last writes landed (sent on as `x-castie-after`); 401 otherwise, and 429 while the account or
-   * the client address is locked after repeated failures, or past the user's request budget.
-   *
-   * Credentials this gateway kept (the common case: a signed-in app) take one round of cache
-   * reads, made together: the locks, the person's credential stamp, the budget and the session
-   * positions (in the cluster, one round trip to Redis where they were four in turn). Were the
-   * kept answer stale, identity is asked as for unknown credentials: locks first, then identity,
-   * then budget and positions. A stale answer's budget was already counted for the user it named;
-   * it is not counted twice when identity vouches for the same user again.
-   */
-  async function authenticated(request: FastifyRequest, body: Record<string, unknown>): Promise<Admitted> {
-    const presented = presentedCredentials(request.headers.authorization, body);
-    if (!presented) throw new DomainError('authentication_failed', messages.authenticationFailed);
-    if (presented.inBody) {
-      delete body.username;
-      delete body.password;
-    }
-    const kept = credentials.kept(presented);
-    let counted: { userId: string; budget: PromiseSettledResult<void>; after: PromiseSettledResult<LogPosition[]> } | null = null;
-    if (kept) {
-      const userId = kept.user.userId;
-      const [locks, stamp, budget, after] = await Promise.allSettled([guard.beforeCredentials(presented.email, request.ip), credentials.currentStamp(userId), guard.userRequest(userId), sessions.get(userId)]);
-      if (locks.status === 'rejected') throw locks.reason;
-      if (stamp.status === 'rejected') throw stamp.reason;
-      counted = { userId, budget, after };
-      if (credentials.holds(kept, stamp.value)) return settled(kept.user, budget, after);
-    } else await guard.beforeCredentials(presented.email, request.ip);
-    const user = await credentials.verify(presented, request.id);
-    if (!user) {
-      await guard.credentialsFailed(presented.email, request.ip);
-      throw new DomainError('authentication_failed', messages.authenticationFailed);
-    }
-    if (counted?.userId === user.userId) return settled(user, counted.budget, counted.after);
-    const [, after] = await Promise.all([guard.userRequest(user.userId), sessions.get(user.userId)]);
-    return { user, after };
-  }
-
-  /** The admitted user once their budget and positions were read: 429 past the budget. */
-  function settled(user: AuthenticatedUser, budget: PromiseSettledResult<void>, after: PromiseSettledResult<LogPosition[]>): Admitted {
-    if (budget.status === 'rejected') throw budget.reason;
-    if (after.status === 'rejected') throw after.reason;
-    return { user, after: after.value };
+  /** The user the request's credentials open (see Admission); `username`/`password` fields leave `body`. */
+  function authenticated(request: FastifyRequest, body: Record<string, unknown>): Promise<Admitted> {
+    return admission.admit(request, body);
   }
 
   async function discard(keys: readonly string[]): Promise<void> {

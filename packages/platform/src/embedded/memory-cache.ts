@@ -1,4 +1,4 @@
-import type { Cache } from '../ports/cache.ts';
+import type { Cache, InProcessReads } from '../ports/cache.ts';
 
 interface Entry {
   value: string;
@@ -22,8 +22,8 @@ export function createMemoryCache(options: { sweepIntervalMs?: number; now?: () 
   }, options.sweepIntervalMs ?? 30_000);
   sweep.unref();
 
-  return {
-    async get(key) {
+  const inProcess: InProcessReads = {
+    get(key) {
       const entry = entries.get(key);
       if (!entry) return null;
       if (entry.expiresAt <= now()) {
@@ -31,6 +31,30 @@ export function createMemoryCache(options: { sweepIntervalMs?: number; now?: () 
         return null;
       }
       return entry.value;
+    },
+    increment(key, ttlMs) {
+      const t = now();
+      const entry = entries.get(key);
+      if (!entry || entry.expiresAt <= t) {
+        entries.set(key, { value: '1', expiresAt: t + ttlMs });
+        return 1;
+      }
+      const next = Number(entry.value) + 1;
+      entry.value = String(next);
+      return next;
+    },
+    ttl(key) {
+      const entry = entries.get(key);
+      if (!entry || entry.expiresAt === Infinity) return null;
+      const left = entry.expiresAt - now();
+      return left > 0 ? left : null;
+    },
+  };
+
+  return {
+    inProcess,
+    async get(key) {
+      return inProcess.get(key);
     },
     async set(key, value, ttlMs) {
       if (ttlMs !== undefined && ttlMs <= 0) {
@@ -43,21 +67,10 @@ export function createMemoryCache(options: { sweepIntervalMs?: number; now?: () 
       entries.delete(key);
     },
     async increment(key, ttlMs) {
-      const t = now();
-      const entry = entries.get(key);
-      if (!entry || entry.expiresAt <= t) {
-        entries.set(key, { value: '1', expiresAt: t + ttlMs });
-        return 1;
-      }
-      const next = Number(entry.value) + 1;
-      entry.value = String(next);
-      return next;
+      return inProcess.increment(key, ttlMs);
     },
     async ttl(key) {
-      const entry = entries.get(key);
-      if (!entry || entry.expiresAt === Infinity) return null;
-      const left = entry.expiresAt - now();
-      return left > 0 ? left : null;
+      return inProcess.ttl(key);
     },
     async publish(channel, message) {
       // A copy: a subscriber that unsubscribes while called does not skip the next one.

@@ -17,6 +17,11 @@ export class CredentialStamps {
     return this.cache.get(stampKey(userId));
   }
 
+  /** The cache key of a person's stamp (for a caller reading it with other keys at once). */
+  static keyOf(userId: string): string {
+    return stampKey(userId);
+  }
+
   /** Writes a new stamp, and returns it. */
   async changed(userId: string): Promise<string> {
     const stamp = randomUUID();

@@ -36,6 +36,7 @@ export const defaultAbuseLimits: AbuseLimits = {
 };
 
 const HOUR = 3600_000;
+const BUDGET_SPENT = 'too many requests: slow down';
 
 /** An account's key in the limits: its e-mail address as identity reads it (trimmed, any case), so no spelling of it counts apart. */
 const accountOf = (email: string): string => email.trim().toLowerCase();
@@ -49,8 +50,19 @@ export class AbuseGuard {
 
   /** Refuses (429) while the account or the client address is locked after failed credentials. */
   async beforeCredentials(email: string, address: string): Promise<void> {
-    const [account, client] = await Promise.all([this.cache.ttl(`lock:account:${accountOf(email)}`), this.cache.ttl(`lock:address:${address}`)]);
-    const wait = Math.max(account ?? 0, client ?? 0);
+    const [accountKey, addressKey] = this.lockKeys(email, address);
+    const [account, client] = await Promise.all([this.cache.ttl(accountKey), this.cache.ttl(addressKey)]);
+    this.refuseWhileLocked(account, client);
+  }
+
+  /** The keys whose time to live is the lock of the account and of the client address (read with `ttl`). */
+  lockKeys(email: string, address: string): [account: string, address: string] {
+    return [`lock:account:${accountOf(email)}`, `lock:address:${address}`];
+  }
+
+  /** `beforeCredentials` once the locks' times to live were read (see `lockKeys`). */
+  refuseWhileLocked(accountTtl: number | null, addressTtl: number | null): void {
+    const wait = Math.max(accountTtl ?? 0, addressTtl ?? 0);
     if (wait > 0) throw new RateLimited('too many failed sign-ins: wait before trying again', Math.ceil(wait / 1000));
   }
 
@@ -83,12 +95,36 @@ export class AbuseGuard {
 
   /** A signed-in user's request. */
   async userRequest(userId: string): Promise<void> {
-    await this.within(`budget:user:${userId}`, this.limits.requestsPerUserPerMinute, 60_000, 'too many requests: slow down');
+    await this.within(this.budgetKey(userId), this.limits.requestsPerUserPerMinute, this.budgetWindowMs, BUDGET_SPENT);
+  }
+
+  /**
+   * `userRequest` in two steps, for a caller that counts the request itself along with other
+   * reads: `increment(budgetKey(userId), budgetWindowMs)`, then `withinBudget(count)`, and when
+   * it is not, `refuseOverBudget`.
+   */
+  budgetKey(userId: string): string {
+    return `budget:user:${userId}`;
+  }
+
+  readonly budgetWindowMs = 60_000;
+
+  withinBudget(count: number): boolean {
+    return count <= this.limits.requestsPerUserPerMinute;
+  }
+
+  /** Refuses (429) a request past the user's budget, saying when the window ends. */
+  async refuseOverBudget(userId: string): Promise<never> {
+    return this.refuse(this.budgetKey(userId), this.budgetWindowMs, BUDGET_SPENT);
   }
 
   private async within(key: string, limit: number, windowMs: number, message: string): Promise<void> {
     const count = await this.cache.increment(key, windowMs);
     if (count <= limit) return;
+    await this.refuse(key, windowMs, message);
+  }
+
+  private async refuse(key: string, windowMs: number, message: string): Promise<never> {
     const left = (await this.cache.ttl(key)) ?? windowMs;
     throw new RateLimited(message, Math.max(1, Math.ceil(left / 1000)));
   }

@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildGatewayApp } from '../app.ts';
 import { inProcessClient } from '../routing/service-client.ts';
 
@@ -19,7 +19,14 @@ import { inProcessClient } from '../routing/service-client.ts';
 class HeldCache implements Cache {
   held = false;
   readonly waiting: (() => void)[] = [];
-  constructor(readonly inner: Cache) {}
+  constructor(
+    readonly inner: Cache,
+    /** Lends the inner cache's synchronous reads (a cache in this process): those are never held. */
+    private readonly lendsInProcess = false,
+  ) {}
+  get inProcess() {
+    return this.lendsInProcess ? this.inner.inProcess : undefined;
+  }
   #gate<T>(call: () => Promise<T>): Promise<T> {
     if (!this.held) return call();
     return new Promise<void>((go) => this.waiting.push(go)).then(call);
@@ -44,8 +51,11 @@ let password: string;
 let identityDown: boolean;
 const ada = { authorization: `Basic ${Buffer.from('ada@example.com:secret1').toString('base64')}` };
 
+/** The cache as the cluster has it (answers come back in rounds), or as the embedded profile has it (answered at once). */
+let inProcess = false;
+
 beforeEach(async () => {
-  cache = new HeldCache(createMemoryCache());
+  cache = new HeldCache(createMemoryCache(), inProcess);
   const stamps = new CredentialStamps(cache.inner);
   asked = 0;
   password = 'secret1';
@@ -94,14 +104,24 @@ async function preferences(): Promise<{ status: number; body: Record<string, unk
   return { status: res.statusCode, body: JSON.parse(res.payload) as Record<string, unknown>, rounds };
 }
 
-describe('a signed-in request and the cache', () => {
-  it('waits on the cache once with credentials the gateway kept, and still sends where the user last wrote', async () => {
+describe.each([
+  { cache: 'across a network', inProcess: false, rounds: 1 },
+  { cache: 'in this process', inProcess: true, rounds: 0 },
+])('a signed-in request and a cache $cache', (mode) => {
+  beforeAll(() => {
+    inProcess = mode.inProcess;
+  });
+  afterAll(() => {
+    inProcess = false;
+  });
+
+  it('reads the cache in one round (or at once) with credentials the gateway kept, and still sends where the user last wrote', async () => {
     expect((await preferences()).status).toBe(200);
     await cache.inner.set('session:u1', 'identity:0:41', 60_000);
     const kept = await preferences();
     expect(kept).toMatchObject({ status: 200, body: { userId: 'u1', after: 'identity:0:41' } });
     // Locks, the credential stamp, the request budget and the session positions, read together.
-    expect(kept.rounds).toBe(1);
+    expect(kept.rounds).toBe(mode.rounds);
     expect(asked).toBe(1);
   });
 
@@ -120,17 +140,25 @@ describe('a signed-in request and the cache', () => {
     expect((await preferences()).status).toBe(401);
   });
 
-  it('refuses kept credentials while the account is locked', async () => {
+  it('refuses kept credentials while the account or the client address is locked', async () => {
     await preferences();
-    await cache.inner.set('lock:account:ada@example.com', '1', 60_000);
-    expect(await preferences()).toMatchObject({ status: 429, body: { error_type: 'too_many_requests' } });
-    await cache.inner.del('lock:account:ada@example.com');
-    expect((await preferences()).status).toBe(200);
+    for (const lock of ['lock:account:ada@example.com', 'lock:address:127.0.0.1']) {
+      await cache.inner.set(lock, '1', 60_000);
+      expect(await preferences()).toMatchObject({ status: 429, body: { error_type: 'too_many_requests' } });
+      await cache.inner.del(lock);
+      // Refused requests count against the budget (4 a minute here) too.
+      await cache.inner.del('budget:user:u1');
+      expect((await preferences()).status).toBe(200);
+    }
   });
 
-  it('refuses kept credentials past the request budget', async () => {
+  it('refuses kept credentials past the request budget, saying when to come back', async () => {
     for (let i = 0; i < 4; i++) expect((await preferences()).status).toBe(200);
     expect(await preferences()).toMatchObject({ status: 429, body: { error_type: 'too_many_requests' } });
+    const res = await gateway.inject({ method: 'GET', url: '/api/preferences/', headers: ada });
+    expect(res.statusCode).toBe(429);
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
   });
 
   it('answers 503 with Retry-After while identity is down, and counts no failed sign-in', async () => {

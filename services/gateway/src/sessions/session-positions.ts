@@ -15,7 +15,12 @@ export class SessionPositions {
   ) {}
 
   async get(userId: string): Promise<LogPosition[]> {
-    return parsePositions((await this.cache.get(`session:${userId}`)) ?? undefined);
+    return parsePositions((await this.cache.get(SessionPositions.keyOf(userId))) ?? undefined);
+  }
+
+  /** The cache key of a user's positions (for a caller reading it with other keys at once; `parsePositions` reads the value). */
+  static keyOf(userId: string): string {
+    return `session:${userId}`;
   }
 
   /**
@@ -28,7 +33,7 @@ export class SessionPositions {
     const previous = this.#pending.get(userId) ?? Promise.resolve();
     const next = previous.then(async () => {
       const merged = mergePositions(await this.get(userId), positions);
-      await this.cache.set(`session:${userId}`, formatPositions(merged), this.ttlMs);
+      await this.cache.set(SessionPositions.keyOf(userId), formatPositions(merged), this.ttlMs);
     });
     const settled = next.catch(() => undefined);
     this.#pending.set(userId, settled);
