@@ -24,14 +24,14 @@
 // B A, ...), each time on a fresh copy: this machine's load drifts by tens of percent within
 // minutes, so one run of each is not enough to tell a change from the drift. Each round's ratio
 // and their median are printed.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HUB, readyCopy, sizesFrom } from './support/data-set.ts';
 import { createFileEventLog } from '../packages/platform/src/embedded/file-event-log.ts';
-import { startCastie } from './support/processes.ts';
+import { cpuMsOf, startCastie } from './support/processes.ts';
 import { benchArgs } from './support/cli.ts';
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -144,12 +144,6 @@ function send(agent: Agent, port: number, method: 'GET' | 'POST', path: string, 
     req.on('error', reject);
     req.end(body);
   });
-}
-
-/** CPU time (user + system, all threads) a process has used so far, in ms (Linux /proc; 100 ticks/s). */
-function cpuMsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 interface Figures {

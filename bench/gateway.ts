@@ -1,9 +1,10 @@
 // What the gateway costs a request: the same GET through the gateway with credentials (HTTP
 // Basic checked, API key, session positions, rate limits, its request line at LOG_LEVEL=info, as
 // in production) and through a bare Fastify front in the same process that forwards it to the
-// same service the same way as a fixed user (bench/support/gateway-front.ts), logging nothing. Requests/s at 10 connections
-// and p50, on the seeded history, for this checkout and, with --compare <checkout>, another one,
-// in the same run.
+// same service the same way as a fixed user (bench/support/gateway-front.ts), logging nothing. Requests/s at 10 connections,
+// p50, and the server's CPU time per request meanwhile (steadier than requests/s: the load
+// generator shares the machine's cores and nears its own limit), on the seeded history, for this
+// checkout and, with --compare <checkout>, another one, in the same run.
 //
 // With --redis the cache port is a Redis server (started here, as the tests start theirs) instead
 // of process memory, as in the cluster: what a request waits on the cache then shows. With
@@ -19,7 +20,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HUB, sideBySide, sizesFrom } from './support/data-set.ts';
-import { freePort, load, type Load } from './support/processes.ts';
+import { cpuMsOf, freePort, load, type Load } from './support/processes.ts';
 import { benchArgs, printTable } from './support/cli.ts';
 import { testRedis } from '../packages/platform/src/testing/servers/redis.ts';
 
@@ -76,9 +77,12 @@ async function delayingRelay(target: URL): Promise<{ url: string; delayMs: numbe
 const auth = { authorization: `Basic ${Buffer.from(`${HUB.email}:${HUB.password}`).toString('base64')}` };
 const PATHS = ['/api/preferences/', '/api/hamburger/', '/api/home/following/'];
 
+/** A load's figures and the server process's CPU time per request meanwhile (µs). */
+type Measured = Load & { cpuUsPerRequest: number };
+
 interface Figures {
   label: string;
-  paths: Map<string, { gateway: Load; front: Load }>;
+  paths: Map<string, { gateway: Measured; front: Measured }>;
 }
 
 async function measure(label: string, root: string, dir: string): Promise<Figures> {
@@ -99,7 +103,14 @@ async function measure(label: string, root: string, dir: string): Promise<Figure
     child.stdout!.setEncoding('utf8').on('data', untilReady);
     child.once('exit', (code) => failed(new Error(`${label}: the gateway front exited with ${code}`)));
   });
-  const paths = new Map<string, { gateway: Load; front: Load }>();
+  const paths = new Map<string, { gateway: Measured; front: Measured }>();
+  // CPU per request is steadier than requests/s here: the load generator shares the machine's
+  // two cores with the server, and at tens of thousands of requests/s it is near its own limit.
+  const measured = async (url: string, options: Parameters<typeof load>[1]): Promise<Measured> => {
+    const before = cpuMsOf(child.pid!);
+    const result = await load(url, options);
+    return { ...result, cpuUsPerRequest: ((cpuMsOf(child.pid!) - before) * 1000) / Math.max(1, result.requests) };
+  };
   if (relay) relay.delayMs = redisDelayMs;
   try {
     for (const path of PATHS) {
@@ -109,12 +120,19 @@ async function measure(label: string, root: string, dir: string): Promise<Figure
       await load(gatewayUrl, { connections, seconds: 1, headers: auth });
       await load(frontUrl, { connections, seconds: 1 });
       // Alternating halves, so a burst of noise on the shared machine hits both sides alike.
-      const runs = { gateway: [] as Load[], front: [] as Load[] };
+      const runs = { gateway: [] as Measured[], front: [] as Measured[] };
       for (let i = 0; i < 2; i++) {
-        runs.gateway.push(await load(gatewayUrl, { connections, seconds: seconds / 2, headers: auth }));
-        runs.front.push(await load(frontUrl, { connections, seconds: seconds / 2 }));
+        runs.gateway.push(await measured(gatewayUrl, { connections, seconds: seconds / 2, headers: auth }));
+        runs.front.push(await measured(frontUrl, { connections, seconds: seconds / 2 }));
       }
-      const merged = (l: Load[]): Load => ({ ...l[0]!, requestsPerSecond: (l[0]!.requestsPerSecond + l[1]!.requestsPerSecond) / 2, p50: (l[0]!.p50 + l[1]!.p50) / 2, errors: l[0]!.errors + l[1]!.errors, non2xx: l[0]!.non2xx + l[1]!.non2xx });
+      const merged = (l: Measured[]): Measured => ({
+        ...l[0]!,
+        requestsPerSecond: (l[0]!.requestsPerSecond + l[1]!.requestsPerSecond) / 2,
+        p50: (l[0]!.p50 + l[1]!.p50) / 2,
+        errors: l[0]!.errors + l[1]!.errors,
+        non2xx: l[0]!.non2xx + l[1]!.non2xx,
+        cpuUsPerRequest: (l[0]!.cpuUsPerRequest + l[1]!.cpuUsPerRequest) / 2,
+      });
       paths.set(path, { gateway: merged(runs.gateway), front: merged(runs.front) });
     }
   } finally {
@@ -139,6 +157,8 @@ for (const path of PATHS) {
     ['  through the gateway, with credentials: req/s', (r) => f0(p(r).gateway.requestsPerSecond)],
     ['  the same request without the gateway: req/s', (r) => f0(p(r).front.requestsPerSecond)],
     ['  = the gateway\'s cost per request (%)', (r) => `+${f1((p(r).front.requestsPerSecond / p(r).gateway.requestsPerSecond - 1) * 100)}`],
+    ['  server CPU per request with / without (µs)', (r) => `${f0(p(r).gateway.cpuUsPerRequest)} / ${f0(p(r).front.cpuUsPerRequest)}`],
+    ['  = the gateway\'s CPU per request (%)', (r) => `+${f1((p(r).gateway.cpuUsPerRequest / p(r).front.cpuUsPerRequest - 1) * 100)}`],
     ['  p50 with / without (ms)', (r) => `${f1(p(r).gateway.p50)} / ${f1(p(r).front.p50)}`],
     ['  errors, non-2xx', (r) => `${p(r).gateway.errors + p(r).front.errors}, ${p(r).gateway.non2xx + p(r).front.non2xx}`],
   );
