@@ -8,11 +8,17 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as Contracts from '../../packages/contracts/src/index.ts';
 import type * as System from '../../packages/system/src/index.ts';
+import type * as Platform from '../../packages/platform/src/index.ts';
 
 const [root, dataDir, gatewayPort, frontPort, handle, password] = process.argv.slice(2) as [string, string, string, string, string, string];
 const system = (await import(pathToFileURL(join(root, 'packages/system/src/index.ts')).href)) as typeof System;
 const contracts = (await import(pathToFileURL(join(root, 'packages/contracts/src/index.ts')).href)) as typeof Contracts;
-const running = await system.startEmbedded(system.readEmbeddedConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info', ADMIN_TOKEN: 'bench-admin-token-0123456789', SECRET: 'bench-secret-0123456789abcdef', USER_REQUESTS_PER_MINUTE: '1000000000', ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) }));
+const platform = (await import(pathToFileURL(join(root, 'packages/platform/src/index.ts')).href)) as typeof Platform;
+// The logger `npm start` makes (src/main.ts): without one the system logs nothing, and the
+// gateway's request lines, which production writes, would not be measured.
+const pino = createRequire(join(root, 'packages/platform/package.json'))('pino') as (options: object) => System.EmbeddedOptions['logger'];
+const config = system.readEmbeddedConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info', ADMIN_TOKEN: 'bench-admin-token-0123456789', SECRET: 'bench-secret-0123456789abcdef', USER_REQUESTS_PER_MINUTE: '1000000000', ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) });
+const running = await system.startEmbedded(config, { logger: pino(platform.loggerOptions({ level: config.LOG_LEVEL })) });
 const basic = `Basic ${Buffer.from(`${handle}@example.com:${password}`).toString('base64')}`;
 const profile = await running.gateway.inject({ method: 'GET', url: `/api/profile/${handle}/stats/?ids_only=True`, headers: { authorization: basic } });
 if (profile.statusCode !== 200) throw new Error(`profile of ${handle}: ${profile.payload.slice(0, 300)}`);
