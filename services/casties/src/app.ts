@@ -58,7 +58,7 @@ export function buildCastiesApp(deps: CastiesDeps): FastifyInstance {
   // session: before answering 404 for them, the copy catches up with the log.
   const people = new People(documents, timeZone, readModels);
   const groups = new GroupDirectory(documents, people, readModels);
-  const visible = new VisibleCasties({ views, casties, groups });
+  const visible = new VisibleCasties({ views, casties, groups, readModels });
   const objects = new CastieObjects({ views, forecasts, rosters: documents.collection(ROSTERS), forecasters: documents.collection(FORECASTERS), commentCounts: documents.collection(COMMENT_COUNTS), people, timeZone, clock });
 
   castieRoutes(app, { casties, views, forecasts, visible, objects, groups, readModels, clock, timeZone, routeOptions });

@@ -27,6 +27,30 @@ beforeAll(async () => {
 });
 afterAll(() => sys.close());
 
+describe('a Castie created a moment ago', () => {
+  it('opens for someone else before the read models applied it (a link shared at once), never a 404', async () => {
+    const readModels = sys.system.services.get('casties')?.readModels;
+    if (!readModels) throw new Error('casties has no read models');
+    await readModels.pause();
+    let resumed = false;
+    try {
+      const uuid = await create(ada, 'open', { question: 'Shared at once?' });
+      // The read model is held behind the log: the answer can only come once it applied the Castie.
+      const opening = sys.get(`/api/casties/${uuid}/`, bob);
+      await new Promise((r) => setTimeout(r, 200));
+      resumed = true;
+      readModels.resume();
+      const res = await opening;
+      expect(res.status, res.text).toBe(200);
+      expect((res.body.castie as { question: string }).question).toBe('Shared at once?');
+    } finally {
+      if (!resumed) readModels.resume();
+    }
+    // A Castie that does not exist is still a 404, without waiting for anything.
+    expect((await sys.get(`/api/casties/${'f'.repeat(32)}/`, bob)).status).toBe(404);
+  });
+});
+
 describe('a creator who hides their handle', () => {
   it('is shown to nobody but themselves: in lists, in the detail, in search and on their profile', async () => {
     const uuid = await create(ada, 'open', { display_created_by: 'false', question: 'Hidden author quiz?' });
