@@ -33,7 +33,8 @@ export interface Cache {
    * profile); absent across a network (Redis). Each is the method of the same name, without the
    * promise: a caller with several reads per request (the gateway's admission of a signed-in
    * request: five) makes them without a dozen promises and their turns of the microtask queue,
-   * which cost more than the reads.
+   * which cost more than the reads. A wrapper of a cache (key prefixes, metrics, faults) must
+   * offer its own or none, never pass the inner one on: callers would read around the wrapper.
    */
   readonly inProcess?: InProcessReads;
 }

@@ -24,9 +24,13 @@ export class VisibleCasties {
    */
   async view(castieId: string, requesterId: string): Promise<CastieView> {
     let view = await this.deps.views.findOne({ _id: castieId });
-    if (!view?.createdAt && (await this.deps.casties.load(castieStreamId(castieId))).state.status !== 'none') {
-      await this.deps.readModels.catchUp([CASTIES_TOPIC], CATCH_UP_MS);
-      view = await this.deps.views.findOne({ _id: castieId });
+    if (!view?.createdAt) {
+      // Only for a requester who may see it: nobody else learns from the wait that it exists.
+      const { state } = await this.deps.casties.load(castieStreamId(castieId));
+      if (state.status !== 'none' && (await this.deps.groups.canSee(requesterId, state.castie.groupSlug))) {
+        await this.deps.readModels.catchUp([CASTIES_TOPIC], CATCH_UP_MS);
+        view = await this.deps.views.findOne({ _id: castieId });
+      }
     }
     if (!view || !view.createdAt || !(await this.deps.groups.canSee(requesterId, view.groupSlug))) throw new DomainError('object_not_found', messages.castieNotFound);
     return view;

@@ -112,6 +112,28 @@ export function describeCache(name: string, makeCache: () => Cache | Promise<Cac
       expect(await cache.ttl(key('forever'))).toBeNull();
     });
 
+    it('answers at once (inProcess, where it offers it) exactly what its promises answer', async (context) => {
+      const now = cache.inProcess;
+      if (!now) return context.skip('this adapter answers across a network: no synchronous reads');
+      expect(now.get(key('missing'))).toBeNull();
+      await cache.set(key('a'), 'v1');
+      expect(now.get(key('a'))).toBe('v1');
+      await cache.set(key('short'), 'v', 150);
+      expect(now.ttl(key('a'))).toBeNull();
+      expect(now.ttl(key('short'))).toBeGreaterThan(0);
+      // Counters are one counter, whichever way they are counted.
+      expect(now.increment(key('c'), 400)).toBe(1);
+      expect(await cache.increment(key('c'), 400)).toBe(2);
+      expect(now.increment(key('c'), 400)).toBe(3);
+      const [sync, async] = [now.ttl(key('c'))!, (await cache.ttl(key('c')))!];
+      expect(sync).toBeGreaterThan(0);
+      expect(Math.abs(sync - async)).toBeLessThan(50);
+      await sleep(450);
+      expect(now.get(key('short'))).toBeNull();
+      expect(now.ttl(key('short'))).toBeNull();
+      expect(now.increment(key('c'), 400)).toBe(1);
+    });
+
     it('a counter expires with its window, which later increments do not extend, and starts again', async () => {
       expect(await cache.increment(key('w'), 400)).toBe(1);
       await sleep(250);
