@@ -1,7 +1,6 @@
 import { VerifiedCredentialsSchema, type AuthenticatedUser } from '@castie/contracts';
 import { CredentialStamps, Unavailable, type Cache, type ServiceMetrics } from '@castie/platform';
 import * as crypto from 'node:crypto';
-import { createHash, randomBytes } from 'node:crypto';
 import { bodyText, type ServiceClient } from '../routing/service-client.ts';
 
 export interface Presented {
@@ -51,13 +50,13 @@ export interface KeptAnswer {
  * Refusals are never kept: they go to identity (and its argon2 cost) every time.
  *
  * `userOf` does it all in turn. A caller with other cache reads to make for the same request
- * (the gateway: locks, budget, session positions) asks `kept`, reads `currentStamp` together
- * with them, and settles with `holds`, else `verify`: one round trip to the cache instead of one
- * per step.
+ * (the gateway's Admission: locks, budget, session positions) asks `kept`, reads the stamp
+ * (`CredentialStamps.keyOf`) together with them, and settles with `holds`, else `verify`: one
+ * round trip to the cache instead of one per step.
  */
 export class VerifiedCredentials {
   readonly #kept = new Map<string, Kept>();
-  readonly #secret = randomBytes(32).toString('base64');
+  readonly #secret = crypto.randomBytes(32).toString('base64');
   readonly #stamps: CredentialStamps;
   readonly #maxEntries: number;
   readonly #ttlMs: number;
@@ -139,7 +138,7 @@ export class VerifiedCredentials {
     const email = presented.email.trim().toLowerCase();
     const text = `${this.#secret}\0${email.length}:${email}\0${presented.password}`;
     // crypto.hash (Node 20.12 and later) hashes in one call: half the time of createHash's three.
-    return oneShotHash ? oneShotHash('sha256', text, 'base64url') : createHash('sha256').update(text).digest('base64url');
+    return oneShotHash ? oneShotHash('sha256', text, 'base64url') : crypto.createHash('sha256').update(text).digest('base64url');
   }
 
   private keep(key: string, entry: Kept): void {
