@@ -1,10 +1,16 @@
-// What the gateway costs a request: the same GET through the gateway with credentials (HTTP
-// Basic checked, API key, session positions, rate limits, its request line at LOG_LEVEL=info, as
-// in production) and through a bare Fastify front in the same process that forwards it to the
-// same service the same way as a fixed user (bench/support/gateway-front.ts), logging nothing. Requests/s at 10 connections,
-// p50, and the server's CPU time per request meanwhile (steadier than requests/s: the load
-// generator shares the machine's cores and nears its own limit), on the seeded history, for this
-// checkout and, with --compare <checkout>, another one, in the same run.
+// What the gateway costs a request, and what authentication costs within it: the same GET
+//  - through the gateway with credentials (HTTP Basic checked, session positions, rate limits,
+//    its request line at LOG_LEVEL=info, as in production);
+//  - through a second gateway in the same process, built the same way, that admits every request
+//    as the same user without credentials (no credential check, locks, budget or session
+//    positions): the same request without credentials;
+//  - through a bare Fastify front in the same process that forwards it to the same service the
+//    same way as that user, logging nothing: the same request without the gateway
+// (bench/support/gateway-front.ts). Requests/s at 10 connections, p50, and the server's CPU time
+// per request meanwhile (steadier than requests/s: the load generator shares the machine's cores
+// and nears its own limit), on the seeded history, for this checkout and, with --compare
+// <checkout>, another one, in the same run. A checkout whose gateway cannot be told how to admit
+// shows n/a for the second.
 //
 // With --redis the cache port is a Redis server (started here, as the tests start theirs) instead
 // of process memory, as in the cluster: what a request waits on the cache then shows. With
@@ -80,30 +86,37 @@ const PATHS = ['/api/preferences/', '/api/hamburger/', '/api/home/following/'];
 /** A load's figures and the server process's CPU time per request meanwhile (µs). */
 type Measured = Load & { cpuUsPerRequest: number };
 
+/** The three ways to the same request (see the top of this file). */
+const SIDES = ['gateway', 'withoutCredentials', 'front'] as const;
+type Side = (typeof SIDES)[number];
+
 interface Figures {
   label: string;
-  paths: Map<string, { gateway: Measured; front: Measured }>;
+  /** Per path, per side; `withoutCredentials` is missing for a checkout that cannot measure it. */
+  paths: Map<string, Partial<Record<Side, Measured>>>;
 }
 
 async function measure(label: string, root: string, dir: string): Promise<Figures> {
-  const [gatewayPort, frontPort] = [await freePort(), await freePort()];
+  const ports: Record<Side, number> = { gateway: await freePort(), withoutCredentials: await freePort(), front: await freePort() };
   say(`${label}: starting`);
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'bench/support/gateway-front.ts'), root, dir, String(gatewayPort), String(frontPort), HUB.handle, HUB.password], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) } });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'bench/support/gateway-front.ts'), root, dir, String(ports.gateway), String(ports.front), String(ports.withoutCredentials), HUB.handle, HUB.password], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) } });
   const exited = once(child, 'exit');
-  await new Promise<void>((ready, failed) => {
+  const withoutCredentials = await new Promise<boolean>((ready, failed) => {
     let buffered = '';
     const untilReady = (chunk: string) => {
       buffered = (buffered + chunk).slice(-100_000);
-      if (!/^ready$/m.test(buffered)) return;
+      const line = /^ready without-credentials: (yes|no)$/m.exec(buffered);
+      if (!line) return;
       // From then on the gateway's request lines are drained, not searched: searching 100 KB
       // per chunk took CPU from the load generator, in this process, while only the gateway logs.
       child.stdout!.off('data', untilReady).on('data', () => undefined);
-      ready();
+      ready(line[1] === 'yes');
     };
     child.stdout!.setEncoding('utf8').on('data', untilReady);
     child.once('exit', (code) => failed(new Error(`${label}: the gateway front exited with ${code}`)));
   });
-  const paths = new Map<string, { gateway: Measured; front: Measured }>();
+  const sides = SIDES.filter((side) => side !== 'withoutCredentials' || withoutCredentials);
+  const paths = new Map<string, Partial<Record<Side, Measured>>>();
   // CPU per request is steadier than requests/s here: the load generator shares the machine's
   // two cores with the server, and at tens of thousands of requests/s it is near its own limit.
   const measured = async (url: string, options: Parameters<typeof load>[1]): Promise<Measured> => {
@@ -115,15 +128,13 @@ async function measure(label: string, root: string, dir: string): Promise<Figure
   try {
     for (const path of PATHS) {
       say(`${label}: ${path}, ${seconds} s per row`);
-      const gatewayUrl = `http://127.0.0.1:${gatewayPort}${path}`;
-      const frontUrl = `http://127.0.0.1:${frontPort}${path}`;
-      await load(gatewayUrl, { connections, seconds: 1, headers: auth });
-      await load(frontUrl, { connections, seconds: 1 });
-      // Alternating halves, so a burst of noise on the shared machine hits both sides alike.
-      const runs = { gateway: [] as Measured[], front: [] as Measured[] };
+      const url = (side: Side) => `http://127.0.0.1:${ports[side]}${path}`;
+      const headers = (side: Side) => (side === 'gateway' ? auth : {});
+      for (const side of sides) await load(url(side), { connections, seconds: 1, headers: headers(side) });
+      // Alternating halves, so a burst of noise on the shared machine hits every side alike.
+      const runs: Partial<Record<Side, Measured[]>> = {};
       for (let i = 0; i < 2; i++) {
-        runs.gateway.push(await measured(gatewayUrl, { connections, seconds: seconds / 2, headers: auth }));
-        runs.front.push(await measured(frontUrl, { connections, seconds: seconds / 2 }));
+        for (const side of sides) (runs[side] ??= []).push(await measured(url(side), { connections, seconds: seconds / 2, headers: headers(side) }));
       }
       const merged = (l: Measured[]): Measured => ({
         ...l[0]!,
@@ -133,7 +144,7 @@ async function measure(label: string, root: string, dir: string): Promise<Figure
         non2xx: l[0]!.non2xx + l[1]!.non2xx,
         cpuUsPerRequest: (l[0]!.cpuUsPerRequest + l[1]!.cpuUsPerRequest) / 2,
       });
-      paths.set(path, { gateway: merged(runs.gateway), front: merged(runs.front) });
+      paths.set(path, Object.fromEntries(sides.map((side) => [side, merged(runs[side]!)])));
     }
   } finally {
     if (relay) relay.delayMs = 0;
@@ -152,15 +163,27 @@ const f1 = (n: number) => n.toFixed(1);
 const rows: [string, (r: Figures) => string][] = [];
 for (const path of PATHS) {
   const p = (r: Figures) => r.paths.get(path)!;
+  /** A figure of a side, n/a when the checkout could not measure that side. */
+  const of = (r: Figures, side: Side, show: (m: Measured) => string) => {
+    const m = p(r)[side];
+    return m ? show(m) : 'n/a';
+  };
+  const percent = (r: Figures, more: Side, less: Side, value: (m: Measured) => number) => {
+    const [a, b] = [p(r)[more], p(r)[less]];
+    return a && b ? `+${f1((value(a) / value(b) - 1) * 100)}` : 'n/a';
+  };
+  const perSecond = (m: Measured) => 1 / m.requestsPerSecond;
+  const cpu = (m: Measured) => m.cpuUsPerRequest;
   rows.push(
     [path, () => ''],
-    ['  through the gateway, with credentials: req/s', (r) => f0(p(r).gateway.requestsPerSecond)],
-    ['  the same request without the gateway: req/s', (r) => f0(p(r).front.requestsPerSecond)],
-    ['  = the gateway\'s cost per request (%)', (r) => `+${f1((p(r).front.requestsPerSecond / p(r).gateway.requestsPerSecond - 1) * 100)}`],
-    ['  server CPU per request with / without (µs)', (r) => `${f0(p(r).gateway.cpuUsPerRequest)} / ${f0(p(r).front.cpuUsPerRequest)}`],
-    ['  = the gateway\'s CPU per request (%)', (r) => `+${f1((p(r).gateway.cpuUsPerRequest / p(r).front.cpuUsPerRequest - 1) * 100)}`],
-    ['  p50 with / without (ms)', (r) => `${f1(p(r).gateway.p50)} / ${f1(p(r).front.p50)}`],
-    ['  errors, non-2xx', (r) => `${p(r).gateway.errors + p(r).front.errors}, ${p(r).gateway.non2xx + p(r).front.non2xx}`],
+    ['  through the gateway, with credentials: req/s', (r) => of(r, 'gateway', (m) => f0(m.requestsPerSecond))],
+    ['  through the gateway, without credentials (a fixed user): req/s', (r) => of(r, 'withoutCredentials', (m) => f0(m.requestsPerSecond))],
+    ['  without the gateway (a bare front): req/s', (r) => of(r, 'front', (m) => f0(m.requestsPerSecond))],
+    ['  server CPU per request: with / without credentials / without the gateway (µs)', (r) => SIDES.map((side) => of(r, side, (m) => f0(m.cpuUsPerRequest))).join(' / ')],
+    ['  = authentication\'s cost per request, in time / CPU (%)', (r) => `${percent(r, 'gateway', 'withoutCredentials', perSecond)} / ${percent(r, 'gateway', 'withoutCredentials', cpu)}`],
+    ['  = the whole gateway\'s cost per request, in time / CPU (%)', (r) => `${percent(r, 'gateway', 'front', perSecond)} / ${percent(r, 'gateway', 'front', cpu)}`],
+    ['  p50: with / without credentials / without the gateway (ms)', (r) => SIDES.map((side) => of(r, side, (m) => f1(m.p50))).join(' / ')],
+    ['  errors, non-2xx', (r) => { const all = Object.values(p(r)); return `${all.reduce((n, m) => n + m.errors, 0)}, ${all.reduce((n, m) => n + m.non2xx, 0)}`; }],
   );
 }
 process.stdout.write(`\nthe gateway's cost${redis ? ` with the cache in Redis${redisDelayMs > 0 ? ` ${redisDelayMs} ms away each way` : ''}` : ''} on ${Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(', ')}; as ${HUB.handle}; ${connections} connections, ${seconds} s per row\n\n`);

@@ -2,15 +2,23 @@
 // the embedded system on a data directory with its gateway on one port, and on another a bare
 // Fastify "front" that forwards GETs to the same services in the same way (the in-process client)
 // as a fixed user, with no credentials, API key, session or limits: the same request without
-// what the gateway adds. Prints `ready` once both listen.
+// what the gateway adds. On a third port, a second gateway built as the system builds its own
+// (same routes, hooks, request lines and request metrics) that admits every request as that user
+// without credentials: the same request through the gateway, without what admission costs (the
+// credential check, the abuse guard's locks and budget, the session positions). A checkout whose
+// gateway cannot be told how to admit has no third port (`ready` says `without-credentials: no`).
+// Prints `ready` once they listen.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as Contracts from '../../packages/contracts/src/index.ts';
 import type * as System from '../../packages/system/src/index.ts';
 import type * as Platform from '../../packages/platform/src/index.ts';
+import type * as Gateway from '../../services/gateway/src/index.ts';
 
-const [root, dataDir, gatewayPort, frontPort, handle, password] = process.argv.slice(2) as [string, string, string, string, string, string];
+const [root, dataDir, gatewayPort, frontPort, withoutCredentialsPort, handle, password] = process.argv.slice(2) as [string, string, string, string, string, string, string];
 const system = (await import(pathToFileURL(join(root, 'packages/system/src/index.ts')).href)) as typeof System;
 const contracts = (await import(pathToFileURL(join(root, 'packages/contracts/src/index.ts')).href)) as typeof Contracts;
 const platform = (await import(pathToFileURL(join(root, 'packages/platform/src/index.ts')).href)) as typeof Platform;
@@ -18,7 +26,8 @@ const platform = (await import(pathToFileURL(join(root, 'packages/platform/src/i
 // gateway's request lines, which production writes, would not be measured.
 const pino = createRequire(join(root, 'packages/platform/package.json'))('pino') as (options: object) => System.EmbeddedOptions['logger'];
 const config = system.readEmbeddedConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info', ADMIN_TOKEN: 'bench-admin-token-0123456789', SECRET: 'bench-secret-0123456789abcdef', USER_REQUESTS_PER_MINUTE: '1000000000', ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) });
-const running = await system.startEmbedded(config, { logger: pino(platform.loggerOptions({ level: config.LOG_LEVEL })) });
+const logger = pino(platform.loggerOptions({ level: config.LOG_LEVEL }));
+const running = await system.startEmbedded(config, { logger });
 const basic = `Basic ${Buffer.from(`${handle}@example.com:${password}`).toString('base64')}`;
 const profile = await running.gateway.inject({ method: 'GET', url: `/api/profile/${handle}/stats/?ids_only=True`, headers: { authorization: basic } });
 if (profile.statusCode !== 200) throw new Error(`profile of ${handle}: ${profile.payload.slice(0, 300)}`);
@@ -51,9 +60,30 @@ for (const [path, service] of serviceOf) {
     return reply.send(res.body);
   });
 }
+// The gateway without credentials: built as startEmbedded builds its own, on the same service
+// clients, with its request metrics (installOperations), admitting every request as the user.
+const gateway = (await import(pathToFileURL(join(root, 'services/gateway/src/index.ts')).href)) as typeof Gateway;
+const admitted = { user: { userId, handle, email: `${handle}@example.com` }, after: [] };
+const mediaDir = mkdtempSync(join(tmpdir(), 'castie-bench-media-'));
+const withoutCredentials = await gateway.buildGatewayApp({
+  services: running.clients,
+  media: platform.createLocalMediaStore({ dir: mediaDir }),
+  cache: platform.createMemoryCache(),
+  adminToken: config.adminToken,
+  abuseLimits: { requestsPerUserPerMinute: config.USER_REQUESTS_PER_MINUTE },
+  logger,
+  admission: { admit: async () => admitted },
+});
+platform.installOperations(withoutCredentials, { service: 'gateway', metrics: new platform.Metrics(), readiness: new platform.ReadinessProbe() });
+const admits = (await withoutCredentials.inject({ method: 'GET', url: '/api/preferences/' })).statusCode === 200;
+
 await running.gateway.listen({ port: Number(gatewayPort), host: '127.0.0.1' });
 await front.listen({ port: Number(frontPort), host: '127.0.0.1' });
-process.stdout.write('ready\n');
+if (admits) await withoutCredentials.listen({ port: Number(withoutCredentialsPort), host: '127.0.0.1' });
+process.stdout.write(`ready without-credentials: ${admits ? 'yes' : 'no'}\n`);
 process.once('SIGTERM', () => {
-  void front.close().then(() => running.close()).then(() => process.exit(0));
+  void Promise.all([front.close(), withoutCredentials.close()])
+    .then(() => running.close())
+    .then(() => rmSync(mediaDir, { recursive: true, force: true }))
+    .then(() => process.exit(0));
 });

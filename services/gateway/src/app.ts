@@ -47,6 +47,12 @@ export interface GatewayDeps {
   liveLimits?: Partial<LiveLimits>;
   /** Counts hits and misses of the gateway's verified credentials (metrics). */
   credentialCache?: Pick<ServiceMetrics, 'credentialCacheLookup'>;
+  /**
+   * Who a request is for. Default: `Admission` (the credentials, the abuse guard's locks and
+   * budget, the session positions), which every deployment uses. The gateway benchmark admits a
+   * fixed user here, to measure what admission costs a request (bench/support/gateway-front.ts).
+   */
+  admission?: Pick<Admission, 'admit'>;
 }
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'] as const;
@@ -84,7 +90,7 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   const sessions = new SessionPositions(deps.cache);
   const credentials = new VerifiedCredentials(() => serviceOf('identity'), deps.cache, deps.credentialCache ? { observer: deps.credentialCache } : {});
   const guard = new AbuseGuard(deps.cache, { ...defaultAbuseLimits, ...deps.abuseLimits });
-  const admission = new Admission(deps.cache, credentials, guard, sessions);
+  const admission = deps.admission ?? new Admission(deps.cache, credentials, guard, sessions);
   const apiKeys = new Set(deps.apiKeys ?? []);
   const liveLimits = { ...defaultLiveLimits, ...deps.liveLimits };
   const tokens = new StreamTokens(deps.cache, liveLimits.tokenSeconds);
