@@ -4,7 +4,7 @@ import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document
 import { describe, expect, it } from 'vitest';
 import { COMMENT_COUNTS, COMMENTS, commentsProjection } from '../comments/read-model.ts';
 import { CASTIE_SEARCH, searchIndexProjection } from '../feeds/read-model.ts';
-import { FORECASTS, forecastsProjection } from '../forecasting/read-model.ts';
+import { FORECASTS, forecastDocId, forecastsOfCastie, forecastsProjection, type ForecastDoc } from '../forecasting/read-model.ts';
 import { CASTIE_VIEWS, castieViewsProjection } from './read-model.ts';
 
 // Events of one Castie live in several streams (castie-, forecast-, comment-), which Kafka may
@@ -69,5 +69,21 @@ describe('casties read model', () => {
     // Comment, forecasts and the answer before the Castie was created; streams keep their own order.
     expect(await contents(await build([3, 1, 2, 0, 4, 5]))).toEqual(inOrder);
     expect(await contents(await build([1, 3, 0, 4, 5, 2]))).toEqual(inOrder);
+  });
+
+  it("finds a Castie's forecasts, and only them, through the _id index", async () => {
+    const store = openSqliteDocumentStore({ path: ':memory:' });
+    const forecasts = store.collection(FORECASTS);
+    // Castie ids that sort right before and after it, and one that extends it.
+    const neighbours = [castieId.slice(0, -1) + '9', castieId.slice(0, -1) + 'b', `${castieId}0`];
+    const doc = (c: string, userId: string): ForecastDoc => ({ _id: forecastDocId(c, userId), castieId: c, groupSlug: 'g', userId, forecastId: 1, answerId: 1, text: 'Yes', placedAt: at(1), correct: null, points: 0 });
+    await store.transaction(async () => {
+      for (const c of [castieId, ...neighbours]) for (const userId of [ann, bob, cyd]) await forecasts.insertOne(doc(c, userId));
+    });
+    const found = await forecasts.find(forecastsOfCastie(castieId));
+    expect(found.map((f) => [f.castieId, f.userId]).sort()).toEqual([ann, bob, cyd].map((u) => [castieId, u]));
+    const plan = store.explain(FORECASTS, forecastsOfCastie(castieId));
+    expect(plan.join('\n')).toMatch(/SEARCH .* USING INDEX sqlite_autoindex_castie_forecasts/);
+    expect(plan.join('\n')).not.toMatch(/SCAN/);
   });
 });

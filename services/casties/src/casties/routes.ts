@@ -3,7 +3,7 @@ import { newId, route, type Caller, type Clock, type Collection, type ReadModels
 import type { GroupDirectory } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
 import { randomInt } from 'node:crypto';
-import type { ForecastDoc } from '../forecasting/read-model.ts';
+import { forecastsOfCastie, type ForecastDoc } from '../forecasting/read-model.ts';
 import type { CastieObjects } from './castie-objects.ts';
 import { castieStreamId } from './decider.ts';
 import type { CastieView } from './read-model.ts';
@@ -115,7 +115,7 @@ export function castieRoutes(app: FastifyInstance, ctx: CastieRoutesDeps): void 
       const { facts } = await ctx.visible.facts(params.uuid, caller.userId);
       // Scores need every forecast: wait until the read model holds all the topic has now.
       await ctx.readModels.catchUp([CASTIES_TOPIC], 5000);
-      const forecasts = await ctx.forecasts.find({ castieId: facts.castieId });
+      const forecasts = await ctx.forecasts.find(forecastsOfCastie(facts.castieId));
       const answered = await ctx.casties.handle(
         castieStreamId(facts.castieId),
         {
