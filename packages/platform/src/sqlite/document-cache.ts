@@ -21,7 +21,8 @@ interface Slot {
  *
  * Sound because one store object is the only writer of its file: every commit names the ids it
  * wrote and they leave the cache right after it (and after a rollback, since in memory the reader
- * is the writer). Only reads of committed data fill it, never a unit of work's own reads. Entries
+ * is the writer), or, for documents a unit of its own updated, take their place as committed.
+ * Reads of committed data and those commits fill it, never a unit of work's own reads. Entries
  * are deeply frozen: a caller that changed a shared document would change it for every reader,
  * so it fails at once instead. Bounded by an estimate of the heap the entries take (three times
  * their JSON text).
@@ -71,6 +72,14 @@ export class DocumentCache {
     const doc = deepFreeze(JSON.parse(text) as JsonObject);
     this.#set(table, id, doc, heapEstimate(text.length));
     return doc;
+  }
+
+  /**
+   * A document as a commit just wrote it (`chars`: its JSON text's length): it replaces what was
+   * cached. The caller hands it over: it is frozen here, and nobody may change it any more.
+   */
+  committed(table: string, id: string, doc: JsonObject, chars: number): void {
+    this.#set(table, id, deepFreeze(doc), heapEstimate(chars));
   }
 
   /** Forgets documents a commit (or rollback) changed. */

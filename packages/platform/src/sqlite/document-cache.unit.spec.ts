@@ -37,6 +37,25 @@ describe('document cache', () => {
     expect(cache.bytes).toBe(0);
   });
 
+  it('takes a document a commit wrote in place of the one it held (or of the knowledge that there was none), frozen', () => {
+    const cache = new DocumentCache(1 << 20);
+    const before = cache.parsed('people', 'a', JSON.stringify({ _id: 'a', n: 1, tags: ['x'] }));
+    const written = { _id: 'a', n: 2, tags: ['x', 'y'] };
+    cache.committed('people', 'a', written, JSON.stringify(written).length);
+    expect(cache.get('people', 'a')).toEqual({ _id: 'a', n: 2, tags: ['x', 'y'] });
+    expect(Object.isFrozen(written) && Object.isFrozen(written.tags)).toBe(true);
+    // A reader's document of before stays as it was.
+    expect(before).toEqual({ _id: 'a', n: 1, tags: ['x'] });
+    cache.absent('people', 'b');
+    cache.committed('people', 'b', { _id: 'b' }, 9);
+    expect(cache.get('people', 'b')).toEqual({ _id: 'b' });
+    // Too large for the cache: not kept, and the older one is gone too.
+    const small = new DocumentCache(1000);
+    small.parsed('people', 'a', text('a'));
+    small.committed('people', 'a', { _id: 'a', pad: 'x'.repeat(1000) }, 1020);
+    expect(small.get('people', 'a')).toBeUndefined();
+  });
+
   it('stays within its bound, and keeps what is read over what is not', () => {
     const cache = new DocumentCache(100_000);
     cache.parsed('t', 'hot', text('hot', 1000));

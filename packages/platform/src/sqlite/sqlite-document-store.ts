@@ -355,6 +355,11 @@ interface Entry {
   /** As stored: null when the database has no such document. */
   stored: { columns: unknown[]; elements: unknown[][] } | null;
   dirty: boolean;
+  /**
+   * Set when the unit last wrote the document as an update of a row that existed: its JSON text's
+   * length. Once the unit commits, the document cache keeps it (see `committedUnit`).
+   */
+  updatedChars?: number;
 }
 
 /**
@@ -434,10 +439,13 @@ class Unit {
     if (entry.doc === null) {
       if (entry.stored) table.delete(id, entry.stored);
       entry.stored = null;
+      entry.updatedChars = undefined;
     } else {
       const text = JSON.stringify(entry.doc);
-      if (entry.stored) table.update(id, text, entry.stored, entry.doc);
-      else table.insert(entry.doc, text);
+      if (entry.stored) {
+        table.update(id, text, entry.stored, entry.doc);
+        entry.updatedChars = text.length;
+      } else table.insert(entry.doc, text);
       entry.stored = { columns: table.columnValues(entry.doc), elements: table.elements(entry.doc) };
     }
     entry.dirty = false;
@@ -721,18 +729,19 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     await commitHeld();
     const unit = new Unit(open);
     writer.db.exec('BEGIN IMMEDIATE');
+    let result: R;
     try {
-      const result = await run(unit);
+      result = await run(unit);
       unit.flushAll();
       writer.db.exec('COMMIT');
-      setUpInTransaction.clear();
-      return result;
     } catch (error) {
       rollback();
-      throw error;
-    } finally {
       ended(unit);
+      throw error;
     }
+    setUpInTransaction.clear();
+    committedUnit(unit);
+    return result;
   }
 
   /** Undoes the open transaction, tables it created included (they are made again on next use). */
@@ -761,6 +770,27 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     ended(unit);
   }
 
+  /**
+   * After a unit of its own committed: the documents it updated are what the database now holds,
+   * so the document cache keeps them, and the next unit that changes one (the same person's
+   * counters, the same Castie's view, forecast after forecast) starts from a copy instead of
+   * reading and parsing its row again; reads of committed data find them too. Documents it
+   * created or deleted are forgotten (a rebuild's deferred units, which write up to 100,000
+   * documents at once, forget them all: see `ended`).
+   */
+  function committedUnit(unit: Unit): void {
+    unit.ended = true;
+    for (const [t, ids] of unit.written) {
+      const entries = unit.entries.get(t)!;
+      for (const id of ids) {
+        const entry = entries.get(id);
+        if (entry?.doc && entry.updatedChars !== undefined) cache.committed(t.name, id, entry.doc, entry.updatedChars);
+        else cache.forget(t.name, [id]);
+      }
+      newGeneration(t.name);
+    }
+  }
+
   /** After a unit's commit or rollback: what it wrote is read from the database again. */
   function ended(unit: Unit): void {
     unit.ended = true;
@@ -777,8 +807,11 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     if (!entry) {
       let empty = unit.startedEmpty.get(t);
       if (empty === undefined) unit.startedEmpty.set(t, (empty = deferred.has(t.name) && writer.prepare(`SELECT 1 FROM ${t.q} LIMIT 1`).get() === undefined));
-      const text = empty ? undefined : t.docOf(id);
-      const doc = text === undefined ? null : (JSON.parse(text) as JsonObject);
+      // A committed document the cache holds is the writer's too (the only writer, and the unit
+      // has not touched it): a copy, which the unit may change.
+      const cached = empty ? null : cache.get(t.name, id);
+      const text = cached !== undefined ? undefined : t.docOf(id);
+      const doc = cached ? cloneJson(cached) : text === undefined ? null : (JSON.parse(text) as JsonObject);
       entry = { doc, stored: doc ? { columns: t.columnValues(doc), elements: t.elements(doc) } : null, dirty: false };
       map.set(id, entry);
       unit.size++;
