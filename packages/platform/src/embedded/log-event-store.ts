@@ -87,18 +87,23 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
     pending = [];
     pendingOffsets.clear();
   };
+  /**
+   * Streams read or written lately, as their events: a command reads its stream again and again
+   * (many users forecast one Castie). This store is its topic's only writer, so an entry is kept
+   * current by its appends: it is set only when its length is the stream's version, and each
+   * append extends it, so it holds every event of its stream and its length is the version.
+   */
+  const recent = new LRUCache<string, { events: EventEnvelope[]; bytes: number }>({ maxSize: RECENT_STREAMS_BYTES, sizeCalculation: (entry) => Math.max(1, entry.bytes) });
+
   const currentVersion = (streamId: string): number => {
+    const known = recent.peek(streamId);
+    if (known) return known.events.length;
     const waiting = pendingOffsets.get(streamId);
     return waiting ? (versionOf.get(streamId) ?? 0) + waiting.length : (versionOf.get(streamId) ?? 0);
   };
 
-  /**
-   * Streams read or written lately, as their events: a command reads its stream again and again
-   * (many users forecast one Castie). This store is its topic's only writer, so an entry is kept
-   * current by its appends; it stands for the stream only while its length is the stream's version.
-   */
-  const recent = new LRUCache<string, { events: EventEnvelope[]; bytes: number }>({ maxSize: RECENT_STREAMS_BYTES, sizeCalculation: (entry) => Math.max(1, entry.bytes) });
-
+  /** Appends so far, to any stream: a stream read while none landed was read whole. */
+  let appends = 0;
   /** Per stream: settles when its append in flight has finished (appended or failed). */
   const inFlight = new Map<string, Promise<void>>();
   let closed = false;
@@ -211,10 +216,12 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
       const indexed = afterVersion > 0 ? (versionOf.get(streamId) ?? 0) : 0;
       const offsets = afterVersion > 0 ? offsetsAfter.all(streamId, afterVersion) : offsetsOf.all(streamId);
       const waiting = pendingOffsets.get(streamId) ?? [];
+      const appendsBefore = appends;
       const records = await recordsOf([...offsets, ...(afterVersion > indexed ? waiting.slice(afterVersion - indexed) : waiting)]);
       const events = records.map(parse);
-      // Kept only if no append landed while the records were read (the check and the set are atomic).
-      if (afterVersion === 0 && events.length > 0 && currentVersion(streamId) === events.length) recent.set(streamId, { events: [...events], bytes: records.reduce((n, r) => n + r.value.length, 0) });
+      // Kept only if no append landed while the records were read (the check and the set are
+      // atomic): none at all in this store (no query), or none to this stream.
+      if (afterVersion === 0 && events.length > 0 && (appends === appendsBefore || currentVersion(streamId) === events.length)) recent.set(streamId, { events: [...events], bytes: records.reduce((n, r) => n + r.value.length, 0) });
       return { version: Math.max(afterVersion, events.at(-1)?.streamVersion ?? 0), events };
     },
 
@@ -241,6 +248,7 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
           topic,
           values.map((value) => ({ key: streamId, value })),
         );
+        appends++;
         // The log resolves appends in offset order, so `next` normally moves with every append;
         // should one ever be indexed before an earlier one, `next` waits and the next open
         // indexes from there again (idempotently), so no record is ever skipped.
