@@ -2,10 +2,11 @@
 // the embedded system on a data directory with its gateway on one port, and on another a bare
 // Fastify "front" that forwards GETs to the same services in the same way (the in-process client)
 // as a fixed user, with no credentials, API key, session or limits: the same request without
-// what the gateway adds. On a third port, a second gateway built as the system builds its own
-// (same routes, hooks, request lines and request metrics) that admits every request as that user
-// without credentials: the same request through the gateway, without what admission costs (the
-// credential check, the abuse guard's locks and budget, the session positions). A checkout whose
+// what the gateway adds. On a third port, a second gateway from the same code (same routes,
+// hooks, request lines and request metrics; no API keys or CORS origins, as the bench's system
+// has none, and a cache of its own) that admits every request as that user without credentials:
+// the same request through the gateway, without what admission costs (the credential check, the
+// abuse guard's locks and budget, the session positions). A checkout whose
 // gateway cannot be told how to admit has no third port (`ready` says `without-credentials: no`).
 // Prints `ready` once they listen.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -60,8 +61,8 @@ for (const [path, service] of serviceOf) {
     return reply.send(res.body);
   });
 }
-// The gateway without credentials: built as startEmbedded builds its own, on the same service
-// clients, with its request metrics (installOperations), admitting every request as the user.
+// The gateway without credentials: on the same service clients, with request metrics
+// (installOperations), admitting every request as the user.
 const gateway = (await import(pathToFileURL(join(root, 'services/gateway/src/index.ts')).href)) as typeof Gateway;
 const admitted = { user: { userId, handle, email: `${handle}@example.com` }, after: [] };
 const mediaDir = mkdtempSync(join(tmpdir(), 'castie-bench-media-'));

@@ -6,4 +6,4 @@ export { randomId48 } from './casties/routes.ts';
 export { forecastDecider, forecastStreamId, type ForecastState, type PlaceForecast } from './forecasting/decider.ts';
 export { commentDecider, commentStreamId, type CommentCommand, type CommentState } from './comments/decider.ts';
 export { CASTIE_VIEWS, type CastieView } from './casties/read-model.ts';
-export { FORECASTS, forecastDocId, type ForecastDoc } from './forecasting/read-model.ts';
+export { FORECASTS, forecastDocId, forecastsOfCastie, type ForecastDoc } from './forecasting/read-model.ts';

@@ -64,6 +64,35 @@ describe('log event store on the file log', () => {
     ]);
   });
 
+  it('hands out the right versions when an append to a stream, or to another, lands while the stream is read', async () => {
+    dir = await tempDir();
+    log = await createFileEventLog({ dir });
+    const first = await createLogEventStore({ log, topic: TOPIC });
+    for (const s of ['castie-a', 'castie-b']) for (let v = 0; v < 3; v++) await first.appendToStream(s, [event(s, v)], { expectedVersion: v === 0 ? 'no_stream' : v });
+    await first.close();
+    // The log's reads wait for a gate, so that appends land while a stream is read.
+    let gate = Promise.resolve();
+    const gated: FileEventLog = Object.create(log, { read: { value: async (topic: string, from: number, max: number) => (await gate, log.read(topic, from, max)) } });
+    // A store that has read none of the streams yet (its recent streams are empty).
+    const store = await createLogEventStore({ log: gated, topic: TOPIC, indexPath: join(dir, 'second.streams.db') });
+    for (const [read, appended] of [['castie-a', 'castie-a'], ['castie-b', 'castie-a']] as const) {
+      let open!: () => void;
+      gate = new Promise((resolve) => (open = resolve));
+      const reading = store.readStream(read);
+      await store.appendToStream(appended, [event(appended, 'meanwhile')], { expectedVersion: 'any' });
+      open();
+      const got = await reading;
+      expect(got.version).toBe(got.events.length);
+    }
+    // castie-a: 3 events and 2 appended meanwhile; castie-b: its 3.
+    for (const [s, version] of [['castie-a', 5], ['castie-b', 3]] as const) {
+      expect((await store.readStream(s)).events.length).toBe(version);
+      expect((await store.appendToStream(s, [event(s, 'next')], { expectedVersion: version })).version).toBe(version + 1);
+      await expect(store.appendToStream(s, [event(s, 'late')], { expectedVersion: version })).rejects.toBeInstanceOf(ConcurrencyError);
+    }
+    await store.close();
+  });
+
   it('replays a topic larger than one batch into the same streams', async () => {
     dir = await tempDir();
     log = await createFileEventLog({ dir });

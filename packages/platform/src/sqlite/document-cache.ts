@@ -76,10 +76,15 @@ export class DocumentCache {
 
   /**
    * A document as a commit just wrote it (`chars`: its JSON text's length): it replaces what was
-   * cached. The caller hands it over: it is frozen here, and nobody may change it any more.
+   * cached, and true says so. The caller hands it over: it is frozen here, and nobody may change
+   * it any more. False (nothing kept) when the document is not what its JSON text reads back as
+   * (a number JSON cannot hold, -0, an undefined field, anything but plain objects and arrays):
+   * the cache must hand out exactly what the database holds.
    */
-  committed(table: string, id: string, doc: JsonObject, chars: number): void {
-    this.#set(table, id, deepFreeze(doc), heapEstimate(chars));
+  committed(table: string, id: string, doc: JsonObject, chars: number): boolean {
+    if (!frozenJson(doc)) return false;
+    this.#set(table, id, doc, heapEstimate(chars));
+    return true;
   }
 
   /** Forgets documents a commit (or rollback) changed. */
@@ -174,6 +179,32 @@ export class DocumentCache {
 }
 
 const ABSENT: JsonObject = Object.freeze({});
+
+/** Freezes a value deeply; false if it holds anything that JSON text would not give back as it is. */
+function frozenJson(value: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case 'object': {
+      if (value === null) return true;
+      const proto = Object.getPrototypeOf(value) as unknown;
+      if (Array.isArray(value)) {
+        if (proto !== Array.prototype) return false;
+        for (const item of value) if (!frozenJson(item)) return false;
+      } else {
+        if (proto !== Object.prototype && proto !== null) return false;
+        for (const key in value) if (!frozenJson((value as Record<string, unknown>)[key])) return false;
+      }
+      Object.freeze(value);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
 
 /** Parsed JSON takes about three times its text on the heap, plus the entry and its key. */
 const heapEstimate = (chars: number): number => 3 * chars + 160;

@@ -41,7 +41,7 @@ describe('document cache', () => {
     const cache = new DocumentCache(1 << 20);
     const before = cache.parsed('people', 'a', JSON.stringify({ _id: 'a', n: 1, tags: ['x'] }));
     const written = { _id: 'a', n: 2, tags: ['x', 'y'] };
-    cache.committed('people', 'a', written, JSON.stringify(written).length);
+    expect(cache.committed('people', 'a', written, JSON.stringify(written).length)).toBe(true);
     expect(cache.get('people', 'a')).toEqual({ _id: 'a', n: 2, tags: ['x', 'y'] });
     expect(Object.isFrozen(written) && Object.isFrozen(written.tags)).toBe(true);
     // A reader's document of before stays as it was.
@@ -49,6 +49,11 @@ describe('document cache', () => {
     cache.absent('people', 'b');
     cache.committed('people', 'b', { _id: 'b' }, 9);
     expect(cache.get('people', 'b')).toEqual({ _id: 'b' });
+    // What its JSON text would not give back as it is: not kept (the caller forgets the id).
+    for (const odd of [{ _id: 'c', n: Number.NaN }, { _id: 'c', n: -0 }, { _id: 'c', at: new Date(0) }, { _id: 'c', gone: undefined }, { _id: 'c', list: [1, Infinity] }]) {
+      expect(cache.committed('people', 'c', odd as never, 30)).toBe(false);
+      expect(cache.get('people', 'c')).toBeUndefined();
+    }
     // Too large for the cache: not kept, and the older one is gone too.
     const small = new DocumentCache(1000);
     small.parsed('people', 'a', text('a'));

@@ -169,6 +169,41 @@ const ORDER = ['$setOnInsert', '$set', '$unset', '$inc', '$max', '$min', '$push'
  * modifiedCount). `$setOnInsert` applies only when `inserting`. Throws on an unknown operator, on
  * `$inc` of a non-number and on changes of `_id`.
  */
+/**
+ * applyUpdate, then `check` of the changed document, all or nothing: should either throw partway
+ * (a $inc of text after a $set, an array in an undeclared field), the top-level fields the update
+ * names are put back as they were. Cheaper than updating a copy: only those fields are copied.
+ */
+export function applyUpdateOrNothing(doc: JsonObject, update: Operators, inserting: boolean, check: (doc: JsonObject) => void): boolean {
+  const keys: string[] = [];
+  const before: unknown[] = [];
+  for (const op in update) {
+    // What applyUpdate leaves alone needs no copy ($setOnInsert of a document that exists).
+    if (op === '$setOnInsert' && !inserting) continue;
+    for (const path in update[op as keyof Operators]) {
+      const dot = path.indexOf('.');
+      const key = dot < 0 ? path : path.slice(0, dot);
+      if (keys.includes(key)) continue;
+      keys.push(key);
+      before.push(Object.hasOwn(doc, key) ? cloneJson(doc[key]) : MISSING);
+    }
+  }
+  try {
+    const changed = applyUpdate(doc, update, inserting);
+    if (changed) check(doc);
+    return changed;
+  } catch (error) {
+    keys.forEach((key, i) => {
+      if (before[i] === MISSING) delete doc[key];
+      else doc[key] = before[i];
+    });
+    throw error;
+  }
+}
+
+/** A field a document did not have (see applyUpdateOrNothing). */
+const MISSING = Symbol('missing');
+
 export function applyUpdate(doc: JsonObject, update: Operators, inserting: boolean): boolean {
   for (const op in update) if (!SUPPORTED.has(op)) throw new Error(`unsupported update operator ${op}`);
   let changed = false;

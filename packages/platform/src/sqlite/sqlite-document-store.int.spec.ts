@@ -327,6 +327,45 @@ describe('sqlite document store', () => {
     expect((await c.findOne({ _id: 'c00001' }))?.forecasts).toBe(1);
   });
 
+  for (const where of ['memory', 'file'] as const) {
+    it(`keeps nothing of an update that fails partway, in the unit, in what readers get and in later units (${where})`, async () => {
+      const store = where === 'memory' ? openSqliteDocumentStore({ path: ':memory:' }) : open();
+      if (where === 'memory') opened.push(store);
+      const c = store.collection(views);
+      const id = view(1)._id;
+      await c.insertOne(view(1));
+      await store.transaction(async () => {
+        await c.updateOne({ _id: id }, { $inc: { forecasts: 1 } });
+        // A query writes the unit's documents to the table first.
+        await c.find({ groupSlug: 'g1' });
+        // $set applies, then $inc of a text field fails: as a projection's failing event, caught.
+        await expect(c.updateOne({ _id: id }, { $set: { ghost: 'boo' }, $inc: { question: 1 } } as never)).rejects.toThrow(/\$inc/);
+        expect(await c.findOne({ _id: id })).not.toHaveProperty('ghost');
+      });
+      expect(await c.findOne({ _id: id })).toMatchObject({ forecasts: 1 });
+      expect(await c.findOne({ _id: id })).not.toHaveProperty('ghost');
+      await store.transaction(() => c.updateOne({ _id: id }, { $inc: { forecasts: 1 } }));
+      expect(await c.findOne({ _id: id })).not.toHaveProperty('ghost');
+      expect(await c.countDocuments({ ghost: 'boo' } as never)).toBe(0);
+      expect((await c.findOne({ _id: id }))?.forecasts).toBe(2);
+    });
+
+    it(`answers what the database holds after a commit of values JSON changes: not a number, -0 (${where})`, async () => {
+      const store = where === 'memory' ? openSqliteDocumentStore({ path: ':memory:' }) : open();
+      if (where === 'memory') opened.push(store);
+      const c = store.collection(views);
+      const id = view(1)._id;
+      await c.insertOne(view(1));
+      await store.transaction(() => c.updateOne({ _id: id }, { $set: { forecasts: Number.NaN, question: 'q' } }));
+      expect((await c.findOne({ _id: id }))?.forecasts).toBeNull();
+      await store.transaction(() => c.updateOne({ _id: id }, { $set: { forecasts: -0 } }));
+      expect(Object.is((await c.findOne({ _id: id }))?.forecasts, 0)).toBe(true);
+      // The next unit starts from what is stored too.
+      await store.transaction(() => c.updateOne({ _id: id }, { $inc: { forecasts: 2 } }));
+      expect((await c.findOne({ _id: id }))?.forecasts).toBe(2);
+    });
+  }
+
   describe("deferred units of work (a rebuild's batches)", () => {
     const forecastsOf = async (store: SqliteDocumentStore, id: string) => (await store.collection(views).findOne({ _id: id }))?.forecasts;
 

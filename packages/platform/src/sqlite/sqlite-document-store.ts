@@ -16,7 +16,7 @@ import { LRUCache } from 'lru-cache';
 import type { DocumentsMatching } from '../service/projections.ts';
 import { backgroundCheckpoints } from './background-checkpoints.ts';
 import { DocumentCache } from './document-cache.ts';
-import { applyUpdate, cloneJson, getPath, isOperatorObject, matches, regexFor, seedFromFilter, type JsonObject } from './json-documents.ts';
+import { applyUpdate, applyUpdateOrNothing, cloneJson, getPath, isOperatorObject, matches, regexFor, seedFromFilter, type JsonObject } from './json-documents.ts';
 import { compileFilter, compileSort, fieldExpr, jsonPath, quoteIdent, sqlValue, type Membership, type TableShape } from './sql-filter.ts';
 
 export interface SqliteDocumentStoreOptions {
@@ -83,6 +83,8 @@ const LAYOUT = 2;
 const SERVING_CHECKPOINT_BYTES = 4 * 1024 * 1024;
 const BACKGROUND_SAFETY_NET_BYTES = 16 * 1024 * 1024;
 const BULK_CHECKPOINT_BYTES = 64 * 1024 * 1024;
+/** A unit of its own that updated more documents than this leaves none in the document cache (see committedUnit). */
+const CACHED_PER_COMMIT = 1_000;
 /** Documents the commit of deferred units writes between two turns of the event loop. */
 const FLUSH_CHUNK = 5_000;
 
@@ -356,8 +358,9 @@ interface Entry {
   stored: { columns: unknown[]; elements: unknown[][] } | null;
   dirty: boolean;
   /**
-   * Set when the unit last wrote the document as an update of a row that existed: its JSON text's
-   * length. Once the unit commits, the document cache keeps it (see `committedUnit`).
+   * Set when the unit last wrote the document as an update of a row that existed (even one the
+   * unit created and wrote earlier): its JSON text's length. Once the unit commits, the document
+   * cache may keep it (see `committedUnit`).
    */
   updatedChars?: number;
 }
@@ -735,8 +738,11 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       unit.flushAll();
       writer.db.exec('COMMIT');
     } catch (error) {
-      rollback();
-      ended(unit);
+      try {
+        rollback();
+      } finally {
+        ended(unit);
+      }
       throw error;
     }
     setUpInTransaction.clear();
@@ -771,21 +777,23 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   }
 
   /**
-   * After a unit of its own committed: the documents it updated are what the database now holds,
-   * so the document cache keeps them, and the next unit that changes one (the same person's
-   * counters, the same Castie's view, forecast after forecast) starts from a copy instead of
-   * reading and parsing its row again; reads of committed data find them too. Documents it
-   * created or deleted are forgotten (a rebuild's deferred units, which write up to 100,000
-   * documents at once, forget them all: see `ended`).
+   * After a unit of its own committed: the documents it wrote as updates of existing rows are
+   * what the database now holds, so the document cache keeps them, and the next unit that changes
+   * one (the same person's counters, the same Castie's view, forecast after forecast) starts from
+   * a copy instead of reading and parsing its row again; reads of committed data find them too.
+   * Documents it created or deleted are forgotten, and so is every document of a unit that
+   * updated more than CACHED_PER_COMMIT (an answer scoring all of a Castie's forecasts), which
+   * would push hot documents out for cold ones. A rebuild's deferred units forget all (`ended`).
    */
   function committedUnit(unit: Unit): void {
     unit.ended = true;
+    let room = CACHED_PER_COMMIT;
+    for (const entries of unit.entries.values()) for (const entry of entries.values()) if (entry.updatedChars !== undefined) room--;
     for (const [t, ids] of unit.written) {
       const entries = unit.entries.get(t)!;
       for (const id of ids) {
         const entry = entries.get(id);
-        if (entry?.doc && entry.updatedChars !== undefined) cache.committed(t.name, id, entry.doc, entry.updatedChars);
-        else cache.forget(t.name, [id]);
+        if (room < 0 || !entry?.doc || entry.updatedChars === undefined || !cache.committed(t.name, id, entry.doc, entry.updatedChars)) cache.forget(t.name, [id]);
       }
       newGeneration(t.name);
     }
@@ -1074,9 +1082,9 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     let modified = 0;
     for (const id of ids) {
       const entry = load(unit, t, id);
-      const doc = entry.doc!;
-      if (applyUpdate(doc, update, false)) {
-        t.check(doc);
+      // All or nothing: an update that fails partway leaves the unit's document as it was, so the
+      // unit never writes (nor the cache keeps) part of an update whose event was dead-lettered.
+      if (applyUpdateOrNothing(entry.doc!, update, false, (doc) => t.check(doc))) {
         entry.dirty = true;
         modified++;
       }

@@ -1,4 +1,4 @@
-import { CASTIE_VIEWS, FORECASTS, forecastDocId } from '@castie/casties';
+import { CASTIE_VIEWS, FORECASTS, forecastDocId, forecastsOfCastie } from '@castie/casties';
 import type { DocumentStore } from '@castie/platform';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -44,7 +44,7 @@ beforeAll(async () => {
   const views = casties.collection(CASTIE_VIEWS);
   const forecasts = casties.collection(FORECASTS);
   const view = (await views.findOne({ _id: uuid }))!;
-  const forecast = (await forecasts.findOne({ castieId: uuid }))!;
+  const forecast = (await forecasts.findOne(forecastsOfCastie(uuid)))!;
   await casties.transaction(async () => {
     for (let i = 0; i < FORECASTS_COUNT; i++) {
       const id = `${uuid.slice(0, 20)}${i.toString(16).padStart(12, '0')}`;
