@@ -169,6 +169,17 @@ const ORDER = ['$setOnInsert', '$set', '$unset', '$inc', '$max', '$min', '$push'
  * modifiedCount). `$setOnInsert` applies only when `inserting`. Throws on an unknown operator, on
  * `$inc` of a non-number and on changes of `_id`.
  */
+export function applyUpdate(doc: JsonObject, update: Operators, inserting: boolean): boolean {
+  for (const op in update) if (!SUPPORTED.has(op)) throw new Error(`unsupported update operator ${op}`);
+  let changed = false;
+  for (const op of ORDER) {
+    const fields = update[op];
+    if (!fields || (op === '$setOnInsert' && !inserting)) continue;
+    if (applyOperator(doc, op, fields)) changed = true;
+  }
+  return changed;
+}
+
 /**
  * applyUpdate, then `check` of the changed document, all or nothing: should either throw partway
  * (a $inc of text after a $set, an array in an undeclared field), the top-level fields the update
@@ -203,17 +214,6 @@ export function applyUpdateOrNothing(doc: JsonObject, update: Operators, inserti
 
 /** A field a document did not have (see applyUpdateOrNothing). */
 const MISSING = Symbol('missing');
-
-export function applyUpdate(doc: JsonObject, update: Operators, inserting: boolean): boolean {
-  for (const op in update) if (!SUPPORTED.has(op)) throw new Error(`unsupported update operator ${op}`);
-  let changed = false;
-  for (const op of ORDER) {
-    const fields = update[op];
-    if (!fields || (op === '$setOnInsert' && !inserting)) continue;
-    if (applyOperator(doc, op, fields)) changed = true;
-  }
-  return changed;
-}
 
 /**
  * The document an upsert starts from: the filter's equality conditions (plain values and $eq,
