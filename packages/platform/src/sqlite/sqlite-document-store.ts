@@ -306,7 +306,8 @@ class Table implements TableShape {
     return this.statements.docOf.get(id) as string | undefined;
   }
 
-  insert(doc: JsonObject, text: string): void {
+  /** Inserts the row; returns it as stored (its index columns and array elements). */
+  insert(doc: JsonObject, text: string): Stored {
     const values = this.columnValues(doc);
     try {
       this.statements.insert.run(doc._id, text, ...values);
@@ -314,10 +315,13 @@ class Table implements TableShape {
       if (isDuplicate(error)) throw new DuplicateKeyError(this.name, '_id_');
       throw error;
     }
-    this.writeElements(String(doc._id), [], this.elements(doc));
+    const elements = this.elements(doc);
+    this.writeElements(String(doc._id), [], elements);
+    return { columns: values, elements };
   }
 
-  update(id: string, text: string, before: { columns: unknown[]; elements: unknown[][] }, doc: JsonObject): void {
+  /** Updates the row stored as `before`; returns it as stored now. */
+  update(id: string, text: string, before: Stored, doc: JsonObject): Stored {
     const values = this.columnValues(doc);
     const changed: number[] = [];
     values.forEach((v, i) => {
@@ -329,7 +333,9 @@ class Table implements TableShape {
     let statement = updates.get(key);
     if (!statement) updates.set(key, (statement = this.writer.db.prepare(`UPDATE ${this.q} SET doc = ?${changed.map((i) => `, ${this.#columnList[i]![1]} = ?`).join('')} WHERE id = ?`)));
     statement.run(text, ...changed.map((i) => values[i]), id);
-    this.writeElements(id, before.elements, this.elements(doc));
+    const elements = this.elements(doc);
+    this.writeElements(id, before.elements, elements);
+    return { columns: values, elements };
   }
 
   delete(id: string, before: { elements: unknown[][] }): void {
@@ -351,11 +357,17 @@ class Table implements TableShape {
   }
 }
 
+/** A row as stored: its index columns' values and its array fields' elements (multikey tables). */
+interface Stored {
+  columns: unknown[];
+  elements: unknown[][];
+}
+
 /** A document as a unit of work holds it: the working copy, and what the database holds. */
 interface Entry {
   doc: JsonObject | null;
   /** As stored: null when the database has no such document. */
-  stored: { columns: unknown[]; elements: unknown[][] } | null;
+  stored: Stored | null;
   dirty: boolean;
   /**
    * Set when the unit last wrote the document as an update of a row that existed (even one the
@@ -446,10 +458,9 @@ class Unit {
     } else {
       const text = JSON.stringify(entry.doc);
       if (entry.stored) {
-        table.update(id, text, entry.stored, entry.doc);
+        entry.stored = table.update(id, text, entry.stored, entry.doc);
         entry.updatedChars = text.length;
-      } else table.insert(entry.doc, text);
-      entry.stored = { columns: table.columnValues(entry.doc), elements: table.elements(entry.doc) };
+      } else entry.stored = table.insert(entry.doc, text);
     }
     entry.dirty = false;
   }
