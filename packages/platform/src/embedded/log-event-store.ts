@@ -38,7 +38,7 @@ const RECENT_STREAMS_BYTES = 32 * 1024 * 1024;
  * The event store of the embedded profile, on an event log topic. The log holds the events; a
  * stream index (SQLite, beside the log) maps each stream's versions to log offsets, so a start
  * reads only the log's tail that the index has not seen, and reading a stream reads just its
- * records. Nothing is held in memory per stream.
+ * records. Held in memory: only the recently read or written streams, within a byte budget.
  *
  * The index commits its rows together with the offset it has indexed up to, after the log made
  * the events durable: a crash in between leaves records the index has not seen, and the next
