@@ -31,6 +31,30 @@ const LAG_TIMEOUT_MS = 2000;
 export const statusClass = (statusCode: number): string => `${Math.floor(statusCode / 100)}xx`;
 
 /**
+ * Counts per service observed on every request, added to their counter when it is scraped:
+ * prom-client hashes the labels of every `inc`, even on a child bound to them, and these are
+ * counted on the paths a request through the gateway takes (a kept credential, a repeated answer).
+ */
+class ScrapedCounts {
+  readonly #counts = new Map<string, { value: number }>();
+
+  /** The count of `service`: the same one for every caller. */
+  of(service: string): { value: number } {
+    let count = this.#counts.get(service);
+    if (!count) this.#counts.set(service, (count = { value: 0 }));
+    return count;
+  }
+
+  drainInto(counter: Counter<'service'>): void {
+    for (const [service, count] of this.#counts) {
+      if (count.value === 0) continue;
+      counter.inc({ service }, count.value);
+      count.value = 0;
+    }
+  }
+}
+
+/**
  * The metrics of one process, on a registry of its own (never prom-client's global one, so
  * several systems built in one test process do not collide). The embedded process has one for
  * everything it hosts: labels carry the service. Label values are bounded: route patterns (never
@@ -41,14 +65,13 @@ export class Metrics {
   readonly #http: Histogram<'service' | 'method' | 'route' | 'status_class'>;
   readonly #append: Histogram<'topic' | 'outcome'>;
   readonly #deadLetters: Counter<'service' | 'group'>;
-  readonly #credentialHits: Counter<'service'>;
-  readonly #credentialMisses: Counter<'service'>;
-  readonly #repeatedHits: Counter<'service'>;
-  readonly #repeatedMisses: Counter<'service'>;
   readonly #checkpointFailures: Counter<'file'>;
+  /** The counts observed on every request, added to their counters at each scrape. */
+  readonly #counts = { credentialHits: new ScrapedCounts(), credentialMisses: new ScrapedCounts(), repeatedHits: new ScrapedCounts(), repeatedMisses: new ScrapedCounts() };
 
   constructor(options: MetricsOptions = {}) {
     const registers = [this.registry];
+    const counts = this.#counts;
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     this.#http = new Histogram({
       name: 'castie_http_request_duration_seconds',
@@ -88,29 +111,41 @@ export class Metrics {
       labelNames: ['service', 'group'],
       registers,
     });
-    this.#credentialHits = new Counter({
+    new Counter({
       name: 'castie_credential_cache_hits_total',
       help: 'Presented credentials found verified in the cache (identity: no argon2id run; gateway: identity not asked).',
       labelNames: ['service'],
       registers,
+      collect() {
+        counts.credentialHits.drainInto(this);
+      },
     });
-    this.#credentialMisses = new Counter({
+    new Counter({
       name: 'castie_credential_cache_misses_total',
       help: 'Presented credentials not found verified (identity: checked with argon2id; gateway: asked of identity), or changed since.',
       labelNames: ['service'],
       registers,
+      collect() {
+        counts.credentialMisses.drainInto(this);
+      },
     });
-    this.#repeatedHits = new Counter({
+    new Counter({
       name: 'castie_repeated_answers_hits_total',
       help: 'Requests of a route that repeats answers given the answer kept for the same user and URL (the read models unchanged since).',
       labelNames: ['service'],
       registers,
+      collect() {
+        counts.repeatedHits.drainInto(this);
+      },
     });
-    this.#repeatedMisses = new Counter({
+    new Counter({
       name: 'castie_repeated_answers_misses_total',
       help: 'Requests of a route that repeats answers made anew: none kept, or the read models changed since (or time did), or the store cannot tell.',
       labelNames: ['service'],
       registers,
+      collect() {
+        counts.repeatedMisses.drainInto(this);
+      },
     });
     this.#checkpointFailures = new Counter({
       name: 'castie_sqlite_checkpoint_failures_total',
@@ -130,11 +165,14 @@ export class Metrics {
   }
 
   forService(service: string): ServiceMetrics {
+    const counts = this.#counts;
+    const [credentialHits, credentialMisses] = [counts.credentialHits.of(service), counts.credentialMisses.of(service)];
+    const [repeatedHits, repeatedMisses] = [counts.repeatedHits.of(service), counts.repeatedMisses.of(service)];
     return {
       service,
       deadLettered: (group) => this.#deadLetters.inc({ service, group }),
-      credentialCacheLookup: (hit) => (hit ? this.#credentialHits : this.#credentialMisses).inc({ service }),
-      repeatedAnswerLookup: (hit) => (hit ? this.#repeatedHits : this.#repeatedMisses).inc({ service }),
+      credentialCacheLookup: (hit) => void (hit ? credentialHits.value++ : credentialMisses.value++),
+      repeatedAnswerLookup: (hit) => void (hit ? repeatedHits.value++ : repeatedMisses.value++),
     };
   }
 

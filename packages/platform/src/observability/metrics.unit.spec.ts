@@ -33,6 +33,11 @@ describe('Metrics', () => {
     expect(await lines(metrics, 'castie_credential_cache_hits_total')).toEqual(['castie_credential_cache_hits_total{service="identity"} 2']);
     expect(await lines(metrics, 'castie_credential_cache_misses_total')).toEqual(['castie_credential_cache_misses_total{service="identity"} 1']);
     expect(await lines(metrics, 'castie_dead_letters_total')).toEqual(['castie_dead_letters_total{service="social",group="social-read"} 1']);
+    // Counted between scrapes, through any of the service's handles: each counted once.
+    identity.credentialCacheLookup(true);
+    metrics.forService('identity').credentialCacheLookup(true);
+    expect(await lines(metrics, 'castie_credential_cache_hits_total')).toEqual(['castie_credential_cache_hits_total{service="identity"} 4']);
+    expect(await lines(metrics, 'castie_credential_cache_hits_total')).toEqual(['castie_credential_cache_hits_total{service="identity"} 4']);
   });
 
   it('counts checkpoint failures per database file, and the thread stopping as `thread`', async () => {

@@ -6,6 +6,8 @@ export function formatPositions(positions: readonly LogPosition[]): string {
 }
 
 export function parsePositions(header: string | string[] | undefined): LogPosition[] {
+  // Most requests carry none (nothing written lately): no split, no regular expression.
+  if (header === undefined || header === '') return [];
   const raw = Array.isArray(header) ? header.join(',') : (header ?? '');
   const out: LogPosition[] = [];
   for (const part of raw.split(',')) {
