@@ -3,9 +3,10 @@ import { createMemoryCache, CredentialStamps, type Cache } from '@castie/platfor
 import { createLocalMediaStore } from '@castie/platform/embedded/local-media-store';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { buildGatewayApp } from '../app.ts';
 import { inProcessClient } from '../routing/service-client.ts';
 
@@ -104,6 +105,33 @@ async function preferences(): Promise<{ status: number; body: Record<string, unk
   return { status: res.statusCode, body: JSON.parse(res.payload) as Record<string, unknown>, rounds };
 }
 
+/**
+ * One keep-alive connection to `app`, listening on a port of its own: every request goes over the
+ * same socket, as a signed-in app's do. `connections` counts the sockets the server accepted.
+ */
+async function oneConnection(app: FastifyInstance) {
+  let connections = 0;
+  app.server.on('connection', () => (connections += 1));
+  const { port } = new URL(await app.listen({ port: 0, host: '127.0.0.1' }));
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  return {
+    get connections() {
+      return connections;
+    },
+    get(headers: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
+      return new Promise((answered, failed) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path: '/api/preferences/', agent, headers }, (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => answered({ status: res.statusCode!, body: JSON.parse(text) as Record<string, unknown> }));
+        });
+        req.on('error', failed).end();
+      });
+    },
+    close: () => agent.destroy(),
+  };
+}
+
 describe.each([
   { cache: 'across a network', inProcess: false, rounds: 1 },
   { cache: 'in this process', inProcess: true, rounds: 0 },
@@ -159,6 +187,75 @@ describe.each([
     expect(res.statusCode).toBe(429);
     expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
+  });
+
+  describe('on one keep-alive connection', () => {
+    let connection: Awaited<ReturnType<typeof oneConnection>>;
+    beforeEach(async () => {
+      connection = await oneConnection(gateway);
+    });
+    afterEach(() => {
+      connection.close();
+      vi.useRealTimers();
+    });
+
+    it('admits the same header again without asking identity, and counts a changed password from the next request', async () => {
+      for (let i = 0; i < 2; i++) expect(await connection.get(ada)).toMatchObject({ status: 200, body: { userId: 'u1' } });
+      expect(asked).toBe(1);
+      expect(await cache.inner.get('budget:user:u1')).toBe('2');
+      password = 'changed1';
+      await new CredentialStamps(cache.inner).changed('u1');
+      expect((await connection.get(ada)).status).toBe(401);
+      expect((await connection.get({ authorization: `Basic ${Buffer.from('ada@example.com:changed1').toString('base64')}` })).status).toBe(200);
+      expect(connection.connections).toBe(1);
+    });
+
+    it('checks another header on the same connection as credentials of its own', async () => {
+      expect((await connection.get(ada)).status).toBe(200);
+      const wrong = { authorization: `Basic ${Buffer.from('ada@example.com:secret2').toString('base64')}` };
+      expect(await connection.get(wrong)).toMatchObject({ status: 401, body: { error_type: 'authentication_failed' } });
+      expect(await cache.inner.get('failures:account:ada@example.com')).toBe('1');
+      expect((await connection.get(ada)).status).toBe(200);
+      expect(asked).toBe(2);
+      expect(connection.connections).toBe(1);
+    });
+
+    it('still refuses while the account is locked, and past the budget', async () => {
+      expect((await connection.get(ada)).status).toBe(200);
+      await cache.inner.set('lock:account:ada@example.com', '1', 60_000);
+      expect(await connection.get(ada)).toMatchObject({ status: 429, body: { error_type: 'too_many_requests' } });
+      await cache.inner.del('lock:account:ada@example.com');
+      expect((await connection.get(ada)).status).toBe(200);
+      expect((await connection.get(ada)).status).toBe(200);
+      // The fifth request this minute, four allowed here.
+      expect((await connection.get(ada)).status).toBe(429);
+      expect(connection.connections).toBe(1);
+    });
+
+    it('counts the locks of the address each request comes from, behind a proxy that shares the connection', async () => {
+      const proxied = await buildGatewayApp({ services: { identity: inProcessClient(identity) }, media: createLocalMediaStore({ dir: mediaDir }), cache, adminToken: 'admission-admin-token-0123456789', trustProxy: '127.0.0.1' });
+      const shared = await oneConnection(proxied);
+      try {
+        expect((await shared.get({ ...ada, 'x-forwarded-for': '203.0.113.1' })).status).toBe(200);
+        await cache.inner.set('lock:address:203.0.113.2', '1', 60_000);
+        expect((await shared.get({ ...ada, 'x-forwarded-for': '203.0.113.2' })).status).toBe(429);
+        expect((await shared.get({ ...ada, 'x-forwarded-for': '203.0.113.1' })).status).toBe(200);
+        expect(shared.connections).toBe(1);
+      } finally {
+        shared.close();
+        await proxied.close();
+      }
+    });
+
+    it('asks identity again once the kept answer expired, as on a new connection', async () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      expect((await connection.get(ada)).status).toBe(200);
+      vi.setSystemTime(Date.now() + 5 * 60_000 + 1000);
+      await cache.inner.del('budget:user:u1');
+      expect((await connection.get(ada)).status).toBe(200);
+      expect(asked).toBe(2);
+      expect(connection.connections).toBe(1);
+    });
   });
 
   it('answers 503 with Retry-After while identity is down, and counts no failed sign-in', async () => {

@@ -2,7 +2,7 @@ import { DomainError, messages, type AuthenticatedUser } from '@castie/contracts
 import { CredentialStamps, parsePositions, type Cache, type LogPosition } from '@castie/platform';
 import type { AbuseGuard } from '../abuse/limits.ts';
 import { SessionPositions } from '../sessions/session-positions.ts';
-import { presentedCredentials, type VerifiedCredentials } from './credentials.ts';
+import { presentedCredentials, type KeptAnswer, type Presented, type VerifiedCredentials } from './credentials.ts';
 
 /** A request's user, and where their last writes landed in the log. */
 export interface Admitted {
@@ -16,6 +16,8 @@ export interface AdmissionRequest {
   /** The client address the locks count. */
   ip: string;
   id: string;
+  /** The connection it came on (its HTTP Basic credentials are remembered for its next requests). */
+  socket: object;
 }
 
 /** The cache's answers for a signed-in request whose credentials this gateway kept: one round. */
@@ -26,6 +28,25 @@ interface Round {
   /** The user's requests in this window, this one included. */
   budget: number;
   session: string | null;
+}
+
+/** The cache keys of a round (see `#round`). */
+interface RoundKeys {
+  accountLock: string;
+  addressLock: string;
+  stamp: string;
+  budget: string;
+  session: string;
+}
+
+/** Credentials a connection presented in its Authorization header, as this gateway kept them. */
+interface Remembered {
+  /** The header, compared whole with the next request's. */
+  authorization: string;
+  /** The client address the keys were made for (behind a trusted proxy it can change per request). */
+  address: string;
+  kept: KeptAnswer;
+  keys: RoundKeys;
 }
 
 /**
@@ -42,8 +63,18 @@ interface Round {
  * stale, identity is asked as for unknown credentials: locks first, then identity, then budget
  * and positions. A stale answer's budget was already counted for the user it named; it is not
  * counted twice when identity vouches for the same user again.
+ *
+ * A keep-alive connection sends the same Authorization header with every request. Decoding and
+ * hashing it again cost a feed page through the gateway more than everything else admission
+ * does (bench/gateway.ts), so each connection remembers the header it last presented with the
+ * kept answer it opened and the keys of its round, until the connection closes: a request with
+ * the very same header (compared whole) and address skips to the round, which checks the stamp,
+ * locks and budget as for any kept credentials. The header holds the password, as the request
+ * did; it is kept with the connection, never beyond it.
  */
 export class Admission {
+  readonly #connections = new WeakMap<object, Remembered>();
+
   constructor(
     private readonly cache: Cache,
     private readonly credentials: VerifiedCredentials,
@@ -53,30 +84,37 @@ export class Admission {
 
   /** Fields `username` and `password` are taken out of `body` (never forwarded). */
   async admit(request: AdmissionRequest, body: Record<string, unknown>): Promise<Admitted> {
-    const presented = presentedCredentials(request.headers.authorization, body);
-    if (!presented) throw new DomainError('authentication_failed', messages.authenticationFailed);
-    if (presented.inBody) {
+    const now = Date.now();
+    const remembered = this.#remembered(request, now);
+    let presented = remembered ? null : presentedCredentials(request.headers.authorization, body);
+    if (!remembered && !presented) throw new DomainError('authentication_failed', messages.authenticationFailed);
+    if (presented?.inBody) {
       delete body.username;
       delete body.password;
     }
-    const kept = this.credentials.kept(presented);
+    const kept = remembered ?? (presented ? this.#kept(request, presented, now) : null);
     let counted: { userId: string; round: Round } | null = null;
     if (kept) {
-      const userId = kept.user.userId;
-      const reads = this.#round(presented.email, request.ip, userId);
+      const userId = kept.kept.user.userId;
+      const reads = this.#round(kept.keys);
       const round = reads instanceof Promise ? await reads : reads;
       this.guard.refuseWhileLocked(round.accountLock, round.addressLock);
-      if (this.credentials.holds(kept, round.stamp)) {
+      if (this.credentials.holds(kept.kept, round.stamp)) {
         if (!this.guard.withinBudget(round.budget)) await this.guard.refuseOverBudget(userId);
-        return { user: kept.user, after: parsePositions(round.session ?? undefined) };
+        return { user: kept.kept.user, after: parsePositions(round.session ?? undefined) };
       }
       counted = { userId, round };
-    } else await this.guard.beforeCredentials(presented.email, request.ip);
+    }
+    // Remembered credentials came in the header: read again only now, when the kept answer no longer stands.
+    presented ??= presentedCredentials(request.headers.authorization, body)!;
+    if (!kept) await this.guard.beforeCredentials(presented.email, request.ip);
     const user = await this.credentials.verify(presented, request.id);
     if (!user) {
       await this.guard.credentialsFailed(presented.email, request.ip);
       throw new DomainError('authentication_failed', messages.authenticationFailed);
     }
+    // The connection's next requests with this header skip to the round.
+    if (!presented.inBody) this.#kept(request, presented, now);
     if (counted?.userId === user.userId) {
       if (!this.guard.withinBudget(counted.round.budget)) await this.guard.refuseOverBudget(user.userId);
       return { user, after: parsePositions(counted.round.session ?? undefined) };
@@ -85,19 +123,36 @@ export class Admission {
     return { user, after };
   }
 
+  /** What the request's connection remembered, when this request presents the same header from the same address and the answer is still kept. */
+  #remembered(request: AdmissionRequest, now: number): Remembered | null {
+    const { authorization } = request.headers;
+    if (authorization === undefined) return null;
+    const remembered = this.#connections.get(request.socket);
+    if (!remembered || remembered.authorization !== authorization || remembered.address !== request.ip) return null;
+    return this.credentials.stillKept(remembered.kept, now) ? remembered : null;
+  }
+
+  /** The answer kept for the credentials and the keys of its round, remembered by the connection when they came in the header; null when none is kept. */
+  #kept(request: AdmissionRequest, presented: Presented, now: number): Remembered | null {
+    const kept = this.credentials.kept(presented, now);
+    if (!kept) return null;
+    const [accountLock, addressLock] = this.guard.lockKeys(presented.email, request.ip);
+    const { userId } = kept.user;
+    const keys = { accountLock, addressLock, stamp: CredentialStamps.keyOf(userId), budget: this.guard.budgetKey(userId), session: SessionPositions.keyOf(userId) };
+    const remembered = { authorization: request.headers.authorization ?? '', address: request.ip, kept, keys };
+    if (!presented.inBody) this.#connections.set(request.socket, remembered);
+    return remembered;
+  }
+
   /** The round of reads for kept credentials: at once from a cache in this process, else together. */
-  #round(email: string, address: string, userId: string): Round | Promise<Round> {
-    const [accountKey, addressKey] = this.guard.lockKeys(email, address);
-    const budgetKey = this.guard.budgetKey(userId);
+  #round(keys: RoundKeys): Round | Promise<Round> {
     const { budgetWindowMs } = this.guard;
-    const stampKey = CredentialStamps.keyOf(userId);
-    const sessionKey = SessionPositions.keyOf(userId);
     const now = this.cache.inProcess;
     if (now) {
-      return { accountLock: now.ttl(accountKey), addressLock: now.ttl(addressKey), stamp: now.get(stampKey), budget: now.increment(budgetKey, budgetWindowMs), session: now.get(sessionKey) };
+      return { accountLock: now.ttl(keys.accountLock), addressLock: now.ttl(keys.addressLock), stamp: now.get(keys.stamp), budget: now.increment(keys.budget, budgetWindowMs), session: now.get(keys.session) };
     }
     const { cache } = this;
-    return Promise.all([cache.ttl(accountKey), cache.ttl(addressKey), cache.get(stampKey), cache.increment(budgetKey, budgetWindowMs), cache.get(sessionKey)]).then(
+    return Promise.all([cache.ttl(keys.accountLock), cache.ttl(keys.addressLock), cache.get(keys.stamp), cache.increment(keys.budget, budgetWindowMs), cache.get(keys.session)]).then(
       ([accountLock, addressLock, stamp, budget, session]) => ({ accountLock, addressLock, stamp, budget, session }),
     );
   }

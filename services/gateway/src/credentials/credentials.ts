@@ -25,18 +25,14 @@ export function presentedCredentials(authorization: string | undefined, body: Re
 
 const oneShotHash: typeof crypto.hash | undefined = (crypto as Partial<typeof crypto>).hash;
 
-interface Kept {
-  user: AuthenticatedUser;
-  /** The person's credential stamp identity vouched under. */
-  stamp: string;
-  expiresAt: number;
-}
-
 /** What this gateway kept for presented credentials: whom identity vouched for, under which stamp. */
 export interface KeptAnswer {
+  /** The digest of the credentials it is kept under. */
   readonly key: string;
   readonly user: AuthenticatedUser;
+  /** The person's credential stamp identity vouched under. */
   readonly stamp: string;
+  readonly expiresAt: number;
 }
 
 /**
@@ -55,7 +51,7 @@ export interface KeptAnswer {
  * round trip to the cache instead of one per step.
  */
 export class VerifiedCredentials {
-  readonly #kept = new Map<string, Kept>();
+  readonly #kept = new Map<string, KeptAnswer>();
   readonly #secret = crypto.randomBytes(32).toString('base64');
   readonly #stamps: CredentialStamps;
   readonly #maxEntries: number;
@@ -90,7 +86,16 @@ export class VerifiedCredentials {
       this.#kept.delete(key);
       return null;
     }
-    return { key, user: kept.user, stamp: kept.stamp };
+    return kept;
+  }
+
+  /**
+   * Whether an answer `kept` gave is still the one kept, and not expired: for a caller that
+   * remembers it between requests instead of hashing the same credentials again (Admission, per
+   * connection). A forgotten answer (a stamp that no longer held, a newer answer, evicted) is not.
+   */
+  stillKept(kept: KeptAnswer, now = Date.now()): boolean {
+    return kept.expiresAt > now && this.#kept.get(kept.key) === kept;
   }
 
   /** The person's credential stamp now (one cache read). */
@@ -123,7 +128,10 @@ export class VerifiedCredentials {
     const verified = VerifiedCredentialsSchema.safeParse(JSON.parse(bodyText(res)));
     if (!verified.success) return null;
     const { user, stamp } = verified.data;
-    if (stamp !== null) this.keep(this.keyOf(presented), { user, stamp, expiresAt: now + this.#ttlMs });
+    if (stamp !== null) {
+      const key = this.keyOf(presented);
+      this.keep({ key, user, stamp, expiresAt: now + this.#ttlMs });
+    }
     return user;
   }
 
@@ -141,12 +149,12 @@ export class VerifiedCredentials {
     return oneShotHash ? oneShotHash('sha256', text, 'base64url') : crypto.createHash('sha256').update(text).digest('base64url');
   }
 
-  private keep(key: string, entry: Kept): void {
+  private keep(entry: KeptAnswer): void {
     if (this.#kept.size >= this.#maxEntries) {
       // Maps iterate in insertion order: drop the oldest entry.
       const oldest = this.#kept.keys().next().value;
       if (oldest !== undefined) this.#kept.delete(oldest);
     }
-    this.#kept.set(key, entry);
+    this.#kept.set(entry.key, entry);
   }
 }

@@ -108,4 +108,29 @@ describe("the gateway's verified credentials", () => {
     await credentials.userOf(ada(), 'r3', 1000);
     expect(asked).toBe(2);
   });
+
+  it('tells a caller that remembered an answer when it is no longer the one kept', async () => {
+    const credentials = new VerifiedCredentials(() => client, cache, { ttlMs: 1000, maxEntries: 1 });
+    await credentials.verify(ada(), 'r1', 0);
+    const first = credentials.kept(ada(), 0)!;
+    expect(credentials.stillKept(first, 999)).toBe(true);
+    // Expired.
+    expect(credentials.stillKept(first, 1000)).toBe(false);
+    // Replaced by a newer answer for the same credentials.
+    await credentials.verify(ada(), 'r2', 10);
+    expect(credentials.stillKept(first, 20)).toBe(false);
+    const second = credentials.kept(ada(), 20)!;
+    expect(credentials.stillKept(second, 20)).toBe(true);
+    // Forgotten when the stamp no longer held.
+    await stamps.changed('u1');
+    expect(credentials.holds(second, await credentials.currentStamp('u1'))).toBe(false);
+    expect(credentials.stillKept(second, 20)).toBe(false);
+    // Evicted for other credentials (one entry at most here).
+    await credentials.verify(ada(), 'r3', 30);
+    const third = credentials.kept(ada(), 30)!;
+    expect(credentials.stillKept(third, 30)).toBe(true);
+    person.password = 'changed1';
+    expect(await credentials.verify(ada('changed1'), 'r4', 30)).not.toBeNull();
+    expect(credentials.stillKept(third, 30)).toBe(false);
+  });
 });
