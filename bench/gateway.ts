@@ -12,6 +12,11 @@
 // <checkout>, another one, in the same run. A checkout whose gateway cannot be told how to admit
 // shows n/a for the second.
 //
+// Each side is measured in slices of 1 s, the sides in turn (--slices N, 10 by default); figures
+// are medians of the slices, and a cost is the median of the ratios of slices measured one after
+// the other. On this shared machine the load drifts by more than the 5 % a cost is held to
+// between longer rows; pairing neighbouring slices cancels that drift.
+//
 // With --redis the cache port is a Redis server (started here, as the tests start theirs) instead
 // of process memory, as in the cluster: what a request waits on the cache then shows. With
 // --redis-delay-ms N every packet between the server and Redis is held N ms each way by a relay
@@ -19,7 +24,7 @@
 // microseconds).
 // --connections N sets the load's connections (10).
 //
-// npm run bench -- gateway [--compare <checkout>] [--seconds 5] [--redis [--redis-delay-ms 1]] [--connections 10] [--users 10000 ...]
+// npm run bench -- gateway [--compare <checkout>] [--slices 10] [--redis [--redis-delay-ms 1]] [--connections 10] [--users 10000 ...]
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type Socket } from 'node:net';
@@ -33,7 +38,7 @@ import { testRedis } from '../packages/platform/src/testing/servers/redis.ts';
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { flag, has, compare } = benchArgs();
 const sizes = sizesFrom(flag);
-const seconds = Number(flag('seconds', '5'));
+const slices = Number(flag('slices', '10'));
 const say = (line: string) => process.stderr.write(`gateway: ${line}\n`);
 const connections = Number(flag('connections', '10'));
 const redis = has('redis') ? await testRedis() : null;
@@ -92,8 +97,8 @@ type Side = (typeof SIDES)[number];
 
 interface Figures {
   label: string;
-  /** Per path, per side; `withoutCredentials` is missing for a checkout that cannot measure it. */
-  paths: Map<string, Partial<Record<Side, Measured>>>;
+  /** Per path, per side, its slices in the order measured; `withoutCredentials` is missing for a checkout that cannot measure it. */
+  paths: Map<string, Partial<Record<Side, Measured[]>>>;
 }
 
 async function measure(label: string, root: string, dir: string): Promise<Figures> {
@@ -116,7 +121,7 @@ async function measure(label: string, root: string, dir: string): Promise<Figure
     child.once('exit', (code) => failed(new Error(`${label}: the gateway front exited with ${code}`)));
   });
   const sides = SIDES.filter((side) => side !== 'withoutCredentials' || withoutCredentials);
-  const paths = new Map<string, Partial<Record<Side, Measured>>>();
+  const paths: Figures['paths'] = new Map();
   // CPU per request is steadier than requests/s here: the load generator shares the machine's
   // two cores with the server, and at tens of thousands of requests/s it is near its own limit.
   const measured = async (url: string, options: Parameters<typeof load>[1]): Promise<Measured> => {
@@ -127,24 +132,17 @@ async function measure(label: string, root: string, dir: string): Promise<Figure
   if (relay) relay.delayMs = redisDelayMs;
   try {
     for (const path of PATHS) {
-      say(`${label}: ${path}, ${seconds} s per row`);
+      say(`${label}: ${path}, ${slices} slices of 1 s per side`);
       const url = (side: Side) => `http://127.0.0.1:${ports[side]}${path}`;
       const headers = (side: Side) => (side === 'gateway' ? auth : {});
       for (const side of sides) await load(url(side), { connections, seconds: 1, headers: headers(side) });
-      // Alternating halves, so a burst of noise on the shared machine hits every side alike.
+      // Short slices, the sides in turn (forwards, then backwards), so the shared machine's
+      // drifts and bursts of noise hit every side alike: differences of a few percent show.
       const runs: Partial<Record<Side, Measured[]>> = {};
-      for (let i = 0; i < 2; i++) {
-        for (const side of sides) (runs[side] ??= []).push(await measured(url(side), { connections, seconds: seconds / 2, headers: headers(side) }));
+      for (let i = 0; i < slices; i++) {
+        for (const side of i % 2 === 0 ? sides : [...sides].reverse()) (runs[side] ??= []).push(await measured(url(side), { connections, seconds: 1, headers: headers(side) }));
       }
-      const merged = (l: Measured[]): Measured => ({
-        ...l[0]!,
-        requestsPerSecond: (l[0]!.requestsPerSecond + l[1]!.requestsPerSecond) / 2,
-        p50: (l[0]!.p50 + l[1]!.p50) / 2,
-        errors: l[0]!.errors + l[1]!.errors,
-        non2xx: l[0]!.non2xx + l[1]!.non2xx,
-        cpuUsPerRequest: (l[0]!.cpuUsPerRequest + l[1]!.cpuUsPerRequest) / 2,
-      });
-      paths.set(path, Object.fromEntries(sides.map((side) => [side, merged(runs[side]!)])));
+      paths.set(path, runs);
     }
   } finally {
     if (relay) relay.delayMs = 0;
@@ -160,32 +158,40 @@ const runs = await sideBySide(here, sizes, compare, say, measure);
 
 const f0 = (n: number) => Math.round(n).toLocaleString('en');
 const f1 = (n: number) => n.toFixed(1);
+const signed = (n: number) => `${n >= 0 ? '+' : ''}${f1(n)}`;
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return (sorted[(sorted.length - 1) >> 1]! + sorted[sorted.length >> 1]!) / 2;
+};
 const rows: [string, (r: Figures) => string][] = [];
 for (const path of PATHS) {
   const p = (r: Figures) => r.paths.get(path)!;
-  /** A figure of a side, n/a when the checkout could not measure that side. */
-  const of = (r: Figures, side: Side, show: (m: Measured) => string) => {
-    const m = p(r)[side];
-    return m ? show(m) : 'n/a';
+  /** The median of a side's slices, n/a when the checkout could not measure that side. */
+  const of = (r: Figures, side: Side, value: (m: Measured) => number, show: (n: number) => string) => {
+    const slices = p(r)[side];
+    return slices ? show(median(slices.map(value))) : 'n/a';
   };
+  /** What `more` costs over `less`: the median of the ratios of slices measured one after the other. */
   const percent = (r: Figures, more: Side, less: Side, value: (m: Measured) => number) => {
     const [a, b] = [p(r)[more], p(r)[less]];
-    return a && b ? `+${f1((value(a) / value(b) - 1) * 100)}` : 'n/a';
+    return a && b ? signed((median(a.map((m, i) => value(m) / value(b[i]!))) - 1) * 100) : 'n/a';
   };
-  const perSecond = (m: Measured) => 1 / m.requestsPerSecond;
+  const perSecond = (m: Measured) => m.requestsPerSecond;
+  const time = (m: Measured) => 1 / m.requestsPerSecond;
   const cpu = (m: Measured) => m.cpuUsPerRequest;
+  const p50 = (m: Measured) => m.p50;
   rows.push(
     [path, () => ''],
-    ['  through the gateway, with credentials: req/s', (r) => of(r, 'gateway', (m) => f0(m.requestsPerSecond))],
-    ['  through the gateway, without credentials (a fixed user): req/s', (r) => of(r, 'withoutCredentials', (m) => f0(m.requestsPerSecond))],
-    ['  without the gateway (a bare front): req/s', (r) => of(r, 'front', (m) => f0(m.requestsPerSecond))],
-    ['  server CPU per request: with / without credentials / without the gateway (µs)', (r) => SIDES.map((side) => of(r, side, (m) => f0(m.cpuUsPerRequest))).join(' / ')],
-    ['  = authentication\'s cost per request, in time / CPU (%)', (r) => `${percent(r, 'gateway', 'withoutCredentials', perSecond)} / ${percent(r, 'gateway', 'withoutCredentials', cpu)}`],
-    ['  = the whole gateway\'s cost per request, in time / CPU (%)', (r) => `${percent(r, 'gateway', 'front', perSecond)} / ${percent(r, 'gateway', 'front', cpu)}`],
-    ['  p50: with / without credentials / without the gateway (ms)', (r) => SIDES.map((side) => of(r, side, (m) => f1(m.p50))).join(' / ')],
-    ['  errors, non-2xx', (r) => { const all = Object.values(p(r)); return `${all.reduce((n, m) => n + m.errors, 0)}, ${all.reduce((n, m) => n + m.non2xx, 0)}`; }],
+    ['  through the gateway, with credentials: req/s', (r) => of(r, 'gateway', perSecond, f0)],
+    ['  through the gateway, without credentials (a fixed user): req/s', (r) => of(r, 'withoutCredentials', perSecond, f0)],
+    ['  without the gateway (a bare front): req/s', (r) => of(r, 'front', perSecond, f0)],
+    ['  server CPU per request: with / without credentials / without the gateway (µs)', (r) => SIDES.map((side) => of(r, side, cpu, f0)).join(' / ')],
+    ['  = authentication\'s cost per request, in time / CPU (%)', (r) => `${percent(r, 'gateway', 'withoutCredentials', time)} / ${percent(r, 'gateway', 'withoutCredentials', cpu)}`],
+    ['  = the whole gateway\'s cost per request, in time / CPU (%)', (r) => `${percent(r, 'gateway', 'front', time)} / ${percent(r, 'gateway', 'front', cpu)}`],
+    ['  p50: with / without credentials / without the gateway (ms)', (r) => SIDES.map((side) => of(r, side, p50, f1)).join(' / ')],
+    ['  errors, non-2xx', (r) => { const all = Object.values(p(r)).flat(); return `${all.reduce((n, m) => n + m.errors, 0)}, ${all.reduce((n, m) => n + m.non2xx, 0)}`; }],
   );
 }
-process.stdout.write(`\nthe gateway's cost${redis ? ` with the cache in Redis${redisDelayMs > 0 ? ` ${redisDelayMs} ms away each way` : ''}` : ''} on ${Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(', ')}; as ${HUB.handle}; ${connections} connections, ${seconds} s per row\n\n`);
+process.stdout.write(`\nthe gateway's cost${redis ? ` with the cache in Redis${redisDelayMs > 0 ? ` ${redisDelayMs} ms away each way` : ''}` : ''} on ${Object.entries(sizes).map(([k, v]) => `${k} ${v}`).join(', ')}; as ${HUB.handle}; ${connections} connections; medians of ${slices} slices of 1 s per side, in turn\n\n`);
 printTable(runs, rows);
 await redis?.stop();

@@ -4,7 +4,8 @@
 // as a fixed user, with no credentials, API key, session or limits: the same request without
 // what the gateway adds. On a third port, a second gateway from the same code (same routes,
 // hooks, request lines and request metrics; no API keys or CORS origins, as the bench's system
-// has none, and a cache of its own) that admits every request as that user without credentials:
+// has none; the system's cache, or one of its own on a checkout that does not expose it) that
+// admits every request as that user without credentials:
 // the same request through the gateway, without what admission costs (the credential check, the
 // abuse guard's locks and budget, the session positions). A checkout whose
 // gateway cannot be told how to admit has no third port (`ready` says `without-credentials: no`).
@@ -69,7 +70,7 @@ const mediaDir = mkdtempSync(join(tmpdir(), 'castie-bench-media-'));
 const withoutCredentials = await gateway.buildGatewayApp({
   services: running.clients,
   media: platform.createLocalMediaStore({ dir: mediaDir }),
-  cache: platform.createMemoryCache(),
+  cache: (running as { cache?: typeof running.cache }).cache ?? platform.createMemoryCache(),
   adminToken: config.adminToken,
   abuseLimits: { requestsPerUserPerMinute: config.USER_REQUESTS_PER_MINUTE },
   logger,

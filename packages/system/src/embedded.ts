@@ -21,6 +21,8 @@ import { allServices } from './services.ts';
 
 export interface EmbeddedSystem {
   gateway: FastifyInstance;
+  /** The cache the gateway and the services share (benchmarks build a second gateway on it). */
+  cache: Cache;
   /** The event log (tests and tools read how far each topic is). */
   log: EventLog;
   clock: Clock;
@@ -169,6 +171,7 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
 
   return {
     gateway,
+    cache,
     log,
     clock,
     manualClock,
