@@ -104,6 +104,7 @@ export class Admission {
         return { user: kept.kept.user, after: parsePositions(round.session ?? undefined) };
       }
       counted = { userId, round };
+      this.#connections.delete(request.socket);
     }
     // Remembered credentials came in the header: read again only now, when the kept answer no longer stands.
     presented ??= presentedCredentials(request.headers.authorization, body)!;
@@ -128,8 +129,11 @@ export class Admission {
     const { authorization } = request.headers;
     if (authorization === undefined) return null;
     const remembered = this.#connections.get(request.socket);
-    if (!remembered || remembered.authorization !== authorization || remembered.address !== request.ip) return null;
-    return this.credentials.stillKept(remembered.kept, now) ? remembered : null;
+    if (!remembered) return null;
+    if (remembered.authorization === authorization && remembered.address === request.ip && this.credentials.stillKept(remembered.kept, now)) return remembered;
+    // Of no more use: the header (the password) is not kept for nothing.
+    this.#connections.delete(request.socket);
+    return null;
   }
 
   /** The answer kept for the credentials and the keys of its round, remembered by the connection when they came in the header; null when none is kept. */
