@@ -212,6 +212,30 @@ describe('file event log on disk', () => {
     await (await log.subscribe(options)).stop();
   });
 
+  it('writes consumer positions at once after a quiet moment, then at most once per interval, and at once when the subscription stops', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const log = await createFileEventLog({ dir, offsetsWriteIntervalMs: 60_000 });
+    logs.push(log);
+    const stored = async () => (JSON.parse(await readFile(join(dir, 'consumer-offsets.json'), 'utf8')) as Record<string, Record<string, number>>).g?.['t:0'];
+    const subscription = await log.subscribe({ group: 'g', topics: ['t'], startAt: () => 'earliest', handle: async () => {} });
+    const append = async (n: number) => (await log.append('t', [{ key: `k${n}`, value: `v${n}` }]))[0]!;
+    expect(await subscription.waitFor([await append(0)], 10_000)).toBe(true);
+    await expect.poll(stored).toBe(1);
+    for (let n = 1; n < 5; n++) expect(await subscription.waitFor([await append(n)], 10_000)).toBe(true);
+    // Within the interval the file keeps the first position; the handled ones are known all the same.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await stored()).toBe(1);
+    await subscription.stop();
+    expect(await stored()).toBe(5);
+    // A new subscription of the group resumes where the stopped one committed.
+    const resumed: string[] = [];
+    const again = await log.subscribe({ group: 'g', topics: ['t'], handle: async (records) => void resumed.push(...records.map((r) => r.value)) });
+    expect(await again.waitFor([await append(5)], 10_000)).toBe(true);
+    expect(resumed).toEqual(['v5']);
+    await again.stop();
+  });
+
   it('opened read-only beside its owner, reads every record and writes nothing: no appends, consumer positions or index', async () => {
     const dir = await tempDir();
     dirs.push(dir);

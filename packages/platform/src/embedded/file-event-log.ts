@@ -31,6 +31,12 @@ export interface FileEventLogOptions {
    * worker thread while the owner does not append (system/src/rebuild).
    */
   readOnly?: boolean;
+  /**
+   * Consumer positions are written at most this often (default 1000 ms), and at once when a
+   * subscription stops or the log closes. A crash loses at most this much of them, which only
+   * redelivers records (as Kafka consumers' auto-commit, every 5 s by default).
+   */
+  offsetsWriteIntervalMs?: number;
 }
 
 /*
@@ -442,11 +448,17 @@ class TopicFile {
  * Committed positions of consumer groups (next offset to read, per group and `topic:partition`),
  * in one small JSON file replaced atomically (temp file + rename). Writes run in the background and
  * coalesce: losing the latest ones in a crash only redelivers records, which consumers tolerate.
+ * Under load every group commits after every batch (about fifty times a second each); the file is
+ * rewritten at most once per `intervalMs` (each rewrite an open, a sync, a rename and a close, on
+ * the disk the appends sync to), and at once on `flush`.
  */
 class CommittedOffsets {
   private writing = false;
   private dirty = false;
   private written: Promise<void> = Promise.resolve();
+  /** Ends the wait before the next rewrite (flush). */
+  private hurry: (() => void) | null = null;
+  private lastWrite = -Infinity;
 
   private constructor(
     private readonly dir: string,
@@ -454,9 +466,10 @@ class CommittedOffsets {
     private readonly warn: (message: string) => void,
     /** Positions are kept in memory only (a read-only log writes nothing). */
     private readonly readOnly: boolean,
+    private readonly intervalMs: number,
   ) {}
 
-  static async load(dir: string, warn: (message: string) => void, readOnly = false): Promise<CommittedOffsets> {
+  static async load(dir: string, warn: (message: string) => void, readOnly = false, intervalMs = 1000): Promise<CommittedOffsets> {
     const path = join(dir, OFFSETS_FILE);
     // Maps, not objects: group names are free text, and `__proto__` must stay a plain name.
     const groups = new Map<string, Map<string, number>>();
@@ -467,7 +480,7 @@ class CommittedOffsets {
       // Without the file every group starts over: at-least-once delivery makes that safe.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') warn(`${path}: unreadable (${errorMessage(err)}); consumer groups start from the beginning`);
     }
-    return new CommittedOffsets(dir, groups, warn, readOnly);
+    return new CommittedOffsets(dir, groups, warn, readOnly, intervalMs);
   }
 
   get(group: string, key: string): number | undefined {
@@ -487,12 +500,15 @@ class CommittedOffsets {
 
   /** Resolves once every position set so far is on disk (or its write failed and was reported). */
   flush(): Promise<void> {
+    this.hurry?.();
     return this.written;
   }
 
   private async write(): Promise<void> {
     try {
       while (this.dirty) {
+        const wait = this.lastWrite + this.intervalMs - performance.now();
+        if (wait > 0) await this.pause(wait);
         this.dirty = false;
         const path = join(this.dir, OFFSETS_FILE);
         const fd = await open(`${path}.tmp`, 'w');
@@ -503,6 +519,7 @@ class CommittedOffsets {
           await fd.close();
         }
         await rename(`${path}.tmp`, path);
+        this.lastWrite = performance.now();
       }
     } catch (err) {
       this.dirty = true;
@@ -510,6 +527,19 @@ class CommittedOffsets {
     } finally {
       this.writing = false;
     }
+  }
+
+  /** Waits `ms` (what is left of `intervalMs` since the last rewrite), or until `flush`; never keeps the process alive. */
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resume) => {
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      this.hurry = done;
+      function done(): void {
+        clearTimeout(timer);
+        resume();
+      }
+    }).finally(() => (this.hurry = null));
   }
 }
 
@@ -622,7 +652,7 @@ export async function createFileEventLog(options: FileEventLogOptions): Promise<
   const warn = options.onWarning ?? (() => {});
   const readOnly = options.readOnly ?? false;
   if (!readOnly) await mkdir(dir, { recursive: true });
-  const offsets = await CommittedOffsets.load(dir, warn, readOnly);
+  const offsets = await CommittedOffsets.load(dir, warn, readOnly, options.offsetsWriteIntervalMs);
   const files = new Map<string, Promise<TopicFile>>();
   const claims = new Set<string>();
   const subscriptions = new Set<FileSubscription>();
