@@ -67,6 +67,16 @@ describe('command handler', () => {
     expect((await new CommandHandler(store, catalog, jar).load('jar-1')).state).toEqual(added.state);
   });
 
+  it('gives events ids in the order they were appended (time first, in the spec\'s 32-hex shape), across streams', async () => {
+    const handler = new CommandHandler(store, catalog, jar);
+    for (let i = 0; i < 200; i++) await handler.handle(`jar-${i % 50}`, { colour: 'red' }, meta);
+    const ids = (await log.read('jars', 0, 1000)).map((record) => (JSON.parse(record.value) as { id: string }).id);
+    expect(ids).toHaveLength(200);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{12}7[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(200);
+  });
+
   it('decides every one of many concurrent commands on the current state: the jar never holds more than ten', async () => {
     const handlers = [new CommandHandler(store, catalog, jar), new CommandHandler(store, catalog, jar)];
     // Both keep the jar with one marble, then race: each attempt after a conflict folds on from it.
