@@ -1,4 +1,4 @@
-import { OwnDataExportSchema, type OwnDataExport } from '@castie/contracts';
+import { internalHeaders, OwnDataExportSchema, type ExportedForecast, type OwnDataExport } from '@castie/contracts';
 import { inflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, eventually, TestSystem, type TestUser } from '../../testing/harness.ts';
@@ -97,6 +97,8 @@ beforeAll(async () => {
   const bobs = await create(bob, 'open', { question: 'Rain, "heavy", on Friday?' });
   const eves = await create(eve, 'open', { question: 'Eve asks: sun?', answer_type: 'Write-in answers', answer_option: [] });
   await sys.post(`/api/casties/${bobs}/forecast/`, { answer_id: await optionId(bob, bobs, 'Yes') }, ada);
+  // A minute later: the export lists forecasts newest first.
+  sys.clock.advance(60);
   await sys.post(`/api/casties/${eves}/forecast/`, { forecast_text: '+1 sunny' }, ada);
   await sys.post(`/api/casties/${mine}/forecast/`, { answer_id: await optionId(ada, mine, 'No') }, bob);
   await sys.post(`/api/casties/${mine}/forecast/`, { answer_id: await optionId(ada, mine, 'Yes') }, eve);
@@ -148,6 +150,27 @@ describe('the JSON export', () => {
     expect(doc.comments.map((c) => c.text)).toEqual(['@everyone look, "quoted"\nand a new line']);
     const notifications = (await sys.get('/api/notifications/', ada)).body.notifications as unknown[];
     expect(doc.notifications.length).toBe(notifications.length);
+  });
+
+  it('pages the forecasts newest first, each once, whatever the page size; a forged cursor is refused', async () => {
+    const userId = ((await sys.get(`/api/profile/${ada.handle}/stats/`, ada)).body as { profileInfo: { user_uuid: string } }).profileInfo.user_uuid;
+    const casties = sys.system.services.get('casties')!.app;
+    const page = (query: string) => casties.inject({ method: 'GET', url: `/internal/export/forecasts/?${query}`, headers: { [internalHeaders.userId]: userId } });
+    const whole = (await page('limit=1000')).json() as { items: ExportedForecast[]; next: string | null };
+    expect(whole.items).toHaveLength(2);
+    expect(whole.next).toBeNull();
+    const paged: ExportedForecast[] = [];
+    let after: string | null = null;
+    do {
+      const res = await page(`limit=1${after === null ? '' : `&after=${encodeURIComponent(after)}`}`);
+      expect(res.statusCode).toBe(200);
+      const body = res.json() as { items: ExportedForecast[]; next: string | null };
+      paged.push(...body.items);
+      after = body.next;
+    } while (after !== null && paged.length < 10);
+    expect(paged).toEqual(whole.items);
+    expect(paged.map((f) => f.forecast)).toEqual(['+1 sunny', 'Yes']);
+    expect((await page('after=nobar')).statusCode).toBe(400);
   });
 
   it('holds nothing of others beyond what the requester already sees', async () => {
