@@ -6,7 +6,9 @@
 //
 // Meanwhile one more client, the seeded user with 300 frodads who does not forecast, reads its home
 // feed (100 Casties) one request at a time: what a reader meets while the server writes (its
-// projections commit many times a second). With --phones N, N more connections read it as phones
+// projections commit many times a second). It takes about a tenth of the server's main thread;
+// --readers 0 leaves it out, to measure the writers alone, as the fast-paths issue states its
+// goal (32 clients posting forecasts). With --phones N, N more connections read it as phones
 // do, compressed (Accept-Encoding: gzip, deflate, br), without pause: compression runs on libuv's
 // thread pool, where the log's durable appends also wait.
 //
@@ -18,7 +20,7 @@
 // would otherwise turn the load into 429s, and it is not what is measured.
 //
 // npm run bench -- forecasts [--compare <checkout>] [--data <seeded dir with log/ and read-models/>]
-//   [--clients 32] [--seconds 10] [--warmup 3] [--rounds 1] [--phones 0] [--cpu-prof <dir>]
+//   [--clients 32] [--seconds 10] [--warmup 3] [--rounds 1] [--readers 1] [--phones 0] [--cpu-prof <dir>]
 //
 // With --rounds N the checkouts are measured N times each, alternating which goes first (A B,
 // B A, ...), each time on a fresh copy: this machine's load drifts by tens of percent within
@@ -41,6 +43,7 @@ const seconds = Number(flag('seconds', '10'));
 const warmupSeconds = Number(flag('warmup', '3'));
 const rounds = Math.max(1, Number(flag('rounds', '1')));
 const phones = Math.max(0, Number(flag('phones', '0')));
+const readers = Math.max(0, Number(flag('readers', '1')));
 const cpuProfDir = has('cpu-prof') ? resolve(flag('cpu-prof', '')) : null;
 const say = (line: string) => process.stderr.write(`forecasts: ${line}\n`);
 // The seeded history of the read-side issue with its read models (bench/support/data-set.ts), or --data <dir>.
@@ -232,7 +235,7 @@ async function measure(label: string, root: string, copy: string, pool: Forecast
       else if (acceptEncoding) phoneFailures++;
     }
   };
-  const running = [...Array.from({ length: clients }, client), reader(readTimes), ...Array.from({ length: phones }, () => reader(phoneTimes, 'gzip, deflate, br'))];
+  const running = [...Array.from({ length: clients }, client), ...Array.from({ length: readers }, () => reader(readTimes)), ...Array.from({ length: phones }, () => reader(phoneTimes, 'gzip, deflate, br'))];
   await new Promise((r) => setTimeout(r, warmupSeconds * 1000));
   measuring = true;
   const started = performance.now();
@@ -310,8 +313,12 @@ const rows: [string, (r: Figures) => string][] = [
   ...codes.map((code): [string, (r: Figures) => string] => [`refused: ${code}`, (r) => f0(r.refusals.get(code) ?? 0)]),
   ['connection errors', (r) => f0(r.errors)],
   ['users who forecast (incl. warm-up)', (r) => f0(r.users)],
-  [`meanwhile ${HUB.handle}'s home feed, one at a time: p50 / p99 / max (ms)`, (r) => `${f1(r.reads.p50)} / ${f1(r.reads.p99)} / ${f0(r.reads.max)}`],
-  ['  home feeds read', (r) => f0(r.reads.count)],
+  ...(readers > 0
+    ? ([
+        [`meanwhile ${HUB.handle}'s home feed, ${readers === 1 ? 'one at a time' : `${readers} readers, each one at a time`}: p50 / p99 / max (ms)`, (r) => `${f1(r.reads.p50)} / ${f1(r.reads.p99)} / ${f0(r.reads.max)}`],
+        ['  home feeds read', (r) => f0(r.reads.count)],
+      ] as [string, (r: Figures) => string][])
+    : []),
   ...(phones > 0
     ? ([
         [`meanwhile ${phones} phones read it compressed, without pause: p50 / p99 (ms)`, (r) => `${f1(r.phoneReads.p50)} / ${f1(r.phoneReads.p99)}`],
@@ -323,7 +330,7 @@ const rows: [string, (r: Figures) => string][] = [
   ['  it shows their forecast', (r) => (r.readSeesWrite ? 'yes' : 'NO')],
 ];
 process.stdout.write(
-  `\nforecasts through the gateway on copies of ${dataDir}: ${clients} clients (distinct seeded users, HTTP keep-alive), ` +
+  `\nforecasts through the gateway on copies of ${dataDir}: ${clients} clients (distinct seeded users, HTTP keep-alive)${readers === 0 ? ', no reader' : ''}, ` +
     `${warmupSeconds} s warm-up, ${seconds} s measured; USER_REQUESTS_PER_MINUTE=${REQUESTS_PER_MINUTE} (the per-user rate limit is not what is measured)\n\n`,
 );
 const width = Math.max(...rows.map(([name]) => name.length)) + 2;
@@ -338,5 +345,5 @@ if (compare) {
   process.stdout.write(`\nthis checkout / before, per round (rounds alternate which goes first):\n`);
   line('accepted forecasts/s', ratios((f) => f.perSecond));
   line('server CPU per accepted forecast', ratios((f) => f.cpuMsPerForecast));
-  line(`${HUB.handle}'s home feed meanwhile, p99`, ratios((f) => f.reads.p99));
+  if (readers > 0) line(`${HUB.handle}'s home feed meanwhile, p99`, ratios((f) => f.reads.p99));
 }
