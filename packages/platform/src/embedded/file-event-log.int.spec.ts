@@ -236,6 +236,31 @@ describe('file event log on disk', () => {
     await again.stop();
   });
 
+  it('stops a subscription without waiting for the interval while other groups keep committing', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const log = await createFileEventLog({ dir, offsetsWriteIntervalMs: 60_000 });
+    logs.push(log);
+    const stored = async () => (JSON.parse(await readFile(join(dir, 'consumer-offsets.json'), 'utf8')) as Record<string, Record<string, number>>).g?.['t:0'];
+    const [g, h] = await Promise.all(['g', 'h'].map((group) => log.subscribe({ group, topics: ['t'], startAt: () => 'earliest', handle: async () => {} })));
+    let appended = 0;
+    let busy = true;
+    const load = (async () => {
+      while (busy) {
+        const [at] = await log.append('t', [{ key: 'k', value: `v${appended++}` }]);
+        await h!.waitFor([at!], 10_000);
+      }
+    })();
+    expect(await g!.waitFor([{ topic: 't', partition: 0, offset: 20 }], 10_000)).toBe(true);
+    const handled = g!.handled().get('t:0')! + 1;
+    // Group h commits after every record meanwhile; g's stop writes its position all the same.
+    await g!.stop();
+    expect(await stored()).toBeGreaterThanOrEqual(handled);
+    busy = false;
+    await load;
+    await h!.stop();
+  });
+
   it('opened read-only beside its owner, reads every record and writes nothing: no appends, consumer positions or index', async () => {
     const dir = await tempDir();
     dirs.push(dir);

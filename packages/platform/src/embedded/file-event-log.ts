@@ -454,10 +454,15 @@ class TopicFile {
  */
 class CommittedOffsets {
   private writing = false;
-  private dirty = false;
-  private written: Promise<void> = Promise.resolve();
-  /** Ends the wait before the next rewrite (flush). */
+  /** Bumped by every `set`; `durable`: the count the file holds. */
+  private changes = 0;
+  private durable = 0;
+  /** `flush` calls waiting for the file to hold the changes made before them. */
+  private waiting: { changes: number; done: () => void }[] = [];
+  /** Ends the wait before the next rewrite (a `flush`). */
   private hurry: (() => void) | null = null;
+  /** Set by `flush`: the next rewrite does not wait. */
+  private urgent = false;
   private lastWrite = -Infinity;
 
   private constructor(
@@ -491,25 +496,37 @@ class CommittedOffsets {
     const positions = this.groups.get(group) ?? new Map<string, number>();
     this.groups.set(group, positions.set(key, next));
     if (this.readOnly) return;
-    this.dirty = true;
+    this.changes++;
     if (!this.writing) {
       this.writing = true;
-      this.written = this.write();
+      void this.write();
     }
   }
 
-  /** Resolves once every position set so far is on disk (or its write failed and was reported). */
+  /**
+   * Resolves once every position set so far is on disk (or its write failed and was reported),
+   * without waiting for the interval, nor for positions set after the call.
+   */
   flush(): Promise<void> {
+    if (this.durable >= this.changes) return Promise.resolve();
+    const flushed = new Promise<void>((done) => this.waiting.push({ changes: this.changes, done }));
+    this.urgent = true;
     this.hurry?.();
-    return this.written;
+    // After a failed rewrite nothing is under way until the next `set`.
+    if (!this.writing) {
+      this.writing = true;
+      void this.write();
+    }
+    return flushed;
   }
 
   private async write(): Promise<void> {
     try {
-      while (this.dirty) {
+      while (this.durable < this.changes) {
         const wait = this.lastWrite + this.intervalMs - performance.now();
-        if (wait > 0) await this.pause(wait);
-        this.dirty = false;
+        if (wait > 0 && !this.urgent) await this.pause(wait);
+        this.urgent = false;
+        const changes = this.changes;
         const path = join(this.dir, OFFSETS_FILE);
         const fd = await open(`${path}.tmp`, 'w');
         try {
@@ -520,13 +537,22 @@ class CommittedOffsets {
         }
         await rename(`${path}.tmp`, path);
         this.lastWrite = performance.now();
+        this.durable = changes;
+        this.settle((w) => w.changes <= changes);
       }
     } catch (err) {
-      this.dirty = true;
       this.warn(`committing consumer positions failed (retried at the next commit): ${errorMessage(err)}`);
+      this.settle(() => true);
     } finally {
       this.writing = false;
     }
+  }
+
+  /** Resolves the waiting `flush` calls that `done` picks. */
+  private settle(done: (w: { changes: number }) => boolean): void {
+    const settled = this.waiting.filter(done);
+    this.waiting = this.waiting.filter((w) => !done(w));
+    for (const w of settled) w.done();
   }
 
   /** Waits `ms` (what is left of `intervalMs` since the last rewrite), or until `flush`; never keeps the process alive. */
