@@ -67,11 +67,10 @@ export class Metrics {
   readonly #deadLetters: Counter<'service' | 'group'>;
   readonly #checkpointFailures: Counter<'file'>;
   /** The counts observed on every request, added to their counters at each scrape. */
-  readonly #counts = { credentialHits: new ScrapedCounts(), credentialMisses: new ScrapedCounts(), repeatedHits: new ScrapedCounts(), repeatedMisses: new ScrapedCounts() };
+  readonly #counts: Record<'credentialHits' | 'credentialMisses' | 'repeatedHits' | 'repeatedMisses', ScrapedCounts>;
 
   constructor(options: MetricsOptions = {}) {
     const registers = [this.registry];
-    const counts = this.#counts;
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     this.#http = new Histogram({
       name: 'castie_http_request_duration_seconds',
@@ -111,42 +110,26 @@ export class Metrics {
       labelNames: ['service', 'group'],
       registers,
     });
-    new Counter({
-      name: 'castie_credential_cache_hits_total',
-      help: 'Presented credentials found verified in the cache (identity: no argon2id run; gateway: identity not asked).',
-      labelNames: ['service'],
-      registers,
-      collect() {
-        counts.credentialHits.drainInto(this);
-      },
-    });
-    new Counter({
-      name: 'castie_credential_cache_misses_total',
-      help: 'Presented credentials not found verified (identity: checked with argon2id; gateway: asked of identity), or changed since.',
-      labelNames: ['service'],
-      registers,
-      collect() {
-        counts.credentialMisses.drainInto(this);
-      },
-    });
-    new Counter({
-      name: 'castie_repeated_answers_hits_total',
-      help: 'Requests of a route that repeats answers given the answer kept for the same user and URL (the read models unchanged since).',
-      labelNames: ['service'],
-      registers,
-      collect() {
-        counts.repeatedHits.drainInto(this);
-      },
-    });
-    new Counter({
-      name: 'castie_repeated_answers_misses_total',
-      help: 'Requests of a route that repeats answers made anew: none kept, or the read models changed since (or time did), or the store cannot tell.',
-      labelNames: ['service'],
-      registers,
-      collect() {
-        counts.repeatedMisses.drainInto(this);
-      },
-    });
+    /** A counter per service whose counts are plain numbers until a scrape adds them (ScrapedCounts). */
+    const scraped = (name: string, help: string): ScrapedCounts => {
+      const counts = new ScrapedCounts();
+      new Counter({
+        name,
+        help,
+        labelNames: ['service'],
+        registers,
+        collect() {
+          counts.drainInto(this);
+        },
+      });
+      return counts;
+    };
+    this.#counts = {
+      credentialHits: scraped('castie_credential_cache_hits_total', 'Presented credentials found verified in the cache (identity: no argon2id run; gateway: identity not asked).'),
+      credentialMisses: scraped('castie_credential_cache_misses_total', 'Presented credentials not found verified (identity: checked with argon2id; gateway: asked of identity), or changed since.'),
+      repeatedHits: scraped('castie_repeated_answers_hits_total', 'Requests of a route that repeats answers given the answer kept for the same user and URL (the read models unchanged since).'),
+      repeatedMisses: scraped('castie_repeated_answers_misses_total', 'Requests of a route that repeats answers made anew: none kept, or the read models changed since (or time did), or the store cannot tell.'),
+    };
     this.#checkpointFailures = new Counter({
       name: 'castie_sqlite_checkpoint_failures_total',
       help: "WAL checkpoints the process's checkpoint thread could not run, per database file (`thread`: the thread itself stopped, for every file); those files then checkpoint in their own commits past 16 MB of WAL, with longer stalls.",
