@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -234,6 +234,23 @@ describe('file event log on disk', () => {
     expect(await again.waitFor([await append(5)], 10_000)).toBe(true);
     expect(resumed).toEqual(['v5']);
     await again.stop();
+  });
+
+  it('reports a failing rewrite of the positions once per interval, not at every commit, and writes them on stop', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    // The temporary file cannot be opened for writing: every rewrite fails until it is removed.
+    await mkdir(join(dir, 'consumer-offsets.json.tmp'), { recursive: true });
+    const warnings: string[] = [];
+    const log = await createFileEventLog({ dir, offsetsWriteIntervalMs: 60_000, onWarning: (message) => warnings.push(message) });
+    logs.push(log);
+    const subscription = await log.subscribe({ group: 'g', topics: ['t'], startAt: () => 'earliest', handle: async () => {} });
+    for (let n = 0; n < 20; n++) expect(await subscription.waitFor(await log.append('t', [{ key: 'k', value: `v${n}` }]), 10_000)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(warnings.filter((w) => w.includes('committing consumer positions failed'))).toHaveLength(1);
+    await rm(join(dir, 'consumer-offsets.json.tmp'), { recursive: true });
+    await subscription.stop();
+    expect((JSON.parse(await readFile(join(dir, 'consumer-offsets.json'), 'utf8')) as Record<string, Record<string, number>>).g?.['t:0']).toBe(20);
   });
 
   it('stops a subscription without waiting for the interval while other groups keep committing', async () => {

@@ -541,10 +541,14 @@ class CommittedOffsets {
         this.settle((w) => w.changes <= changes);
       }
     } catch (err) {
-      this.warn(`committing consumer positions failed (retried at the next commit): ${errorMessage(err)}`);
+      // Retried after the interval too: a full disk is not tried (and reported) at every commit.
+      this.lastWrite = performance.now();
+      this.warn(`committing consumer positions failed (retried at the next commit after ${this.intervalMs} ms): ${errorMessage(err)}`);
       this.settle(() => true);
     } finally {
       this.writing = false;
+      // Every flush waiting was settled: the next rewrite waits for the interval again.
+      this.urgent = false;
     }
   }
 
