@@ -1,5 +1,5 @@
 import { castieEnded, DomainError, internalHeaders, type ExportedCastie, type ExportedComment, type ExportedForecast } from '@castie/contracts';
-import { keysetPage, type Clock, type Collection } from '@castie/platform';
+import { instantKey, keysetPage, type Clock, type Collection } from '@castie/platform';
 import type { GroupDirectory } from '@castie/reference';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -55,7 +55,7 @@ export function exportRoutes(app: FastifyInstance, ctx: ExportRoutesDeps): void 
     const { after, limit } = pageQuery(request);
     // Newest first, through the index of a person's forecasts by time that profiles read: a
     // second index by (userId, _id) for this alone cost every forecast one more page written.
-    const found = await keysetPage(ctx.forecasts, { limit, ...(after ? { before: after } : {}) }, { filter: { userId }, key: 'placedAt', direction: -1 });
+    const found = await keysetPage(ctx.forecasts, { limit, ...(after ? { before: after } : {}) }, { filter: { userId }, key: 'placedAt', direction: -1, parseKey: instantKey });
     const [docs, next] = [found.items, found.nextBefore];
     const hidden = new Set(await ctx.groups.hiddenSlugsFor(userId));
     const shown = docs.filter((f) => !hidden.has(f.groupSlug));

@@ -170,7 +170,7 @@ describe('the JSON export', () => {
     } while (after !== null && paged.length < 10);
     expect(paged).toEqual(whole.items);
     expect(paged.map((f) => f.forecast)).toEqual(['+1 sunny', 'Yes']);
-    expect((await page('after=nobar')).statusCode).toBe(400);
+    for (const forged of ['nobar', '|x', 'x|', 'yesterday|x']) expect((await page(`after=${encodeURIComponent(forged)}`)).statusCode, forged).toBe(400);
   });
 
   it('holds nothing of others beyond what the requester already sees', async () => {
