@@ -29,6 +29,11 @@ describeEventLog('file event log', async () => {
   };
 });
 
+/** The position group `g` committed for topic `t`, as the positions file holds it. */
+async function storedPosition(dir: string): Promise<number | undefined> {
+  return (JSON.parse(await readFile(join(dir, 'consumer-offsets.json'), 'utf8')) as Record<string, Record<string, number>>).g?.['t:0'];
+}
+
 /** Every record of a topic, read through a throw-away consumer group. */
 async function readAll(log: EventLog, topic: string): Promise<LogRecord[]> {
   const end = (await log.endOffsets(topic)).get(0) ?? 0;
@@ -53,9 +58,9 @@ describe('file event log on disk', () => {
   });
 
   /** Opens a log in `dir`, collecting its warnings. */
-  async function openLog(dir: string): Promise<{ log: EventLog; warnings: string[] }> {
+  async function openLog(dir: string, options: { offsetsWriteIntervalMs?: number } = {}): Promise<{ log: EventLog; warnings: string[] }> {
     const warnings: string[] = [];
-    const log = await createFileEventLog({ dir, onWarning: (message) => warnings.push(message) });
+    const log = await createFileEventLog({ dir, ...options, onWarning: (message) => warnings.push(message) });
     logs.push(log);
     return { log, warnings };
   }
@@ -215,9 +220,8 @@ describe('file event log on disk', () => {
   it('writes consumer positions at once after a quiet moment, then at most once per interval, and at once when the subscription stops', async () => {
     const dir = await tempDir();
     dirs.push(dir);
-    const log = await createFileEventLog({ dir, offsetsWriteIntervalMs: 60_000 });
-    logs.push(log);
-    const stored = async () => (JSON.parse(await readFile(join(dir, 'consumer-offsets.json'), 'utf8')) as Record<string, Record<string, number>>).g?.['t:0'];
+    const { log } = await openLog(dir, { offsetsWriteIntervalMs: 60_000 });
+    const stored = () => storedPosition(dir);
     const subscription = await log.subscribe({ group: 'g', topics: ['t'], startAt: () => 'earliest', handle: async () => {} });
     const append = async (n: number) => (await log.append('t', [{ key: `k${n}`, value: `v${n}` }]))[0]!;
     expect(await subscription.waitFor([await append(0)], 10_000)).toBe(true);
@@ -241,24 +245,21 @@ describe('file event log on disk', () => {
     dirs.push(dir);
     // The temporary file cannot be opened for writing: every rewrite fails until it is removed.
     await mkdir(join(dir, 'consumer-offsets.json.tmp'), { recursive: true });
-    const warnings: string[] = [];
-    const log = await createFileEventLog({ dir, offsetsWriteIntervalMs: 60_000, onWarning: (message) => warnings.push(message) });
-    logs.push(log);
+    const { log, warnings } = await openLog(dir, { offsetsWriteIntervalMs: 60_000 });
     const subscription = await log.subscribe({ group: 'g', topics: ['t'], startAt: () => 'earliest', handle: async () => {} });
     for (let n = 0; n < 20; n++) expect(await subscription.waitFor(await log.append('t', [{ key: 'k', value: `v${n}` }]), 10_000)).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(warnings.filter((w) => w.includes('committing consumer positions failed'))).toHaveLength(1);
     await rm(join(dir, 'consumer-offsets.json.tmp'), { recursive: true });
     await subscription.stop();
-    expect((JSON.parse(await readFile(join(dir, 'consumer-offsets.json'), 'utf8')) as Record<string, Record<string, number>>).g?.['t:0']).toBe(20);
+    expect(await storedPosition(dir)).toBe(20);
   });
 
   it('stops a subscription without waiting for the interval while other groups keep committing', async () => {
     const dir = await tempDir();
     dirs.push(dir);
-    const log = await createFileEventLog({ dir, offsetsWriteIntervalMs: 60_000 });
-    logs.push(log);
-    const stored = async () => (JSON.parse(await readFile(join(dir, 'consumer-offsets.json'), 'utf8')) as Record<string, Record<string, number>>).g?.['t:0'];
+    const { log } = await openLog(dir, { offsetsWriteIntervalMs: 60_000 });
+    const stored = () => storedPosition(dir);
     const [g, h] = await Promise.all(['g', 'h'].map((group) => log.subscribe({ group, topics: ['t'], startAt: () => 'earliest', handle: async () => {} })));
     let appended = 0;
     let busy = true;
