@@ -1,4 +1,4 @@
-import type { DocumentStore, Projection } from '@castie/platform';
+import type { Projection } from '@castie/platform';
 import { groupsProjection } from './groups/groups-projection.ts';
 import { friendshipsProjection } from './people/friendships-projection.ts';
 import { peopleProjection } from './people/people-projection.ts';
@@ -14,7 +14,7 @@ export * from './groups/groups-projection.ts';
 export * from './groups/group-directory.ts';
 
 /** The projections a service runs to keep its copy of people and friendships. */
-export const peopleProjections = (store: DocumentStore): Projection[] => [peopleProjection(store), friendshipsProjection(store)];
+export const peopleProjections = (): Projection[] => [peopleProjection(), friendshipsProjection()];
 
 /** The projections a service runs to keep its copy of groups (run peopleProjections on the same store too). */
-export const groupsProjections = (store: DocumentStore): Projection[] => [groupsProjection(store)];
+export const groupsProjections = (): Projection[] => [groupsProjection()];

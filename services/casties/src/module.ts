@@ -15,21 +15,21 @@ import { leaderboardsProjection } from './leaderboards/read-model.ts';
  * feature's own. The leaderboards come right after people and groups: in each batch they read
  * what those two just applied.
  */
-export const castiesProjections = (store: DocumentStore, boards: SortedSets): Projection[] => [
-  ...peopleProjections(store),
-  ...groupsProjections(store),
-  leaderboardsProjection(store, boards),
-  castieViewsProjection(store),
-  forecastsProjection(store),
-  commentsProjection(store),
-  searchIndexProjection(store),
+export const castiesProjections = (boards: SortedSets): Projection[] => [
+  ...peopleProjections(),
+  ...groupsProjections(),
+  leaderboardsProjection(boards),
+  castieViewsProjection(),
+  forecastsProjection(),
+  commentsProjection(),
+  searchIndexProjection(),
 ];
 
 /** The casties service's read models as code (its module runs them; a first start may build them in a worker). */
 export const castiesReadModels: ReadModelsOfService = {
   group: 'casties-read',
   catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
-  projections: (store, sortedSets) => castiesProjections(store, sortedSets ?? createStoredSortedSets(store)),
+  projections: (store, sortedSets) => castiesProjections(sortedSets ?? createStoredSortedSets(store)),
 };
 
 /** Starts the casties service's read models and resolves once they applied what the log held at start. */

@@ -8,7 +8,7 @@ import { buildGroupsApp } from './app.ts';
 export const groupsReadModels: ReadModelsOfService = {
   group: 'groups-read',
   catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
-  projections: (store) => [...peopleProjections(store), ...groupsProjections(store)],
+  projections: () => [...peopleProjections(), ...groupsProjections()],
 };
 
 /** The read models of the groups service: its copies of people, friendships and groups, replayed to the log's end. */

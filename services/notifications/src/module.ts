@@ -15,7 +15,7 @@ const LIVE_TICK_MS = 1000;
 export const notificationsReadModels: ReadModelsOfService = {
   group: 'notifications-read',
   catalogs: [identityEvents, groupEvents, castieEvents, socialEvents, notificationEvents],
-  projections: (store) => [...peopleProjections(store), ...groupsProjections(store), notificationsProjection(store)],
+  projections: () => [...peopleProjections(), ...groupsProjections(), notificationsProjection()],
 };
 
 /**

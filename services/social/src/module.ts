@@ -7,7 +7,7 @@ import { buildSocialApp } from './app.ts';
 export const socialReadModels: ReadModelsOfService = {
   group: 'social-read',
   catalogs: [identityEvents, groupEvents, castieEvents, socialEvents],
-  projections: (store) => peopleProjections(store),
+  projections: () => peopleProjections(),
 };
 
 /**

@@ -1,5 +1,5 @@
 import type { SortedSets } from '../ports/cache.ts';
-import { collectionSpec, type Doc, type DocumentStore } from '../ports/document-store.ts';
+import { collectionSpec, type Doc, type DocumentStore, type UnitOfWork } from '../ports/document-store.ts';
 
 /** One member of one sorted set. `_id` names both unambiguously (see `memberId`). */
 interface SortedSetMemberDoc extends Doc {
@@ -24,16 +24,17 @@ const memberId = (key: string, member: string): string => `${key.length}:${key}$
 export function createStoredSortedSets(store: DocumentStore): SortedSets {
   const members = store.collection(SORTED_SET_MEMBERS);
   return {
-    async setScores(changes) {
-      const apply = async () => {
+    async setScores(changes, unit) {
+      const apply = async (within: UnitOfWork) => {
+        const written = within.collection(SORTED_SET_MEMBERS);
         for (const { key, member, score } of changes) {
           const _id = memberId(key, member);
-          if (score === null) await members.deleteOne({ _id });
-          else await members.replaceOne({ _id }, { _id, key, member, score }, { upsert: true });
+          if (score === null) await written.deleteOne({ _id });
+          else await written.replaceOne({ _id }, { _id, key, member, score }, { upsert: true });
         }
       };
-      // Inside a projection's batch the changes join its unit; alone they are a unit of their own.
-      if (members.inAtomicUnit()) await apply();
+      // In a projection's batch the changes join its unit; alone they are a unit of their own.
+      if (unit) await apply(unit);
       else await store.transaction(apply);
     },
     async ranked(key, offset, limit) {

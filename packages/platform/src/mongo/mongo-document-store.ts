@@ -132,8 +132,9 @@ export function createMongoDocumentStore(options: MongoDocumentStoreOptions): Do
 
   return {
     collection,
-    // Not atomic on MongoDB: projections are idempotent instead (updateOnce), see the port.
-    transaction: (fn) => fn(),
+    // Not atomic on MongoDB: projections are idempotent instead (updateOnce), see the port. The
+    // unit's collections are the store's.
+    transaction: (fn) => fn({ collection }),
     // MongoDB keeps its indexes during a rebuild: no bulk-load mode here.
     beginBulkLoad: async () => {},
     endBulkLoad: async () => {},

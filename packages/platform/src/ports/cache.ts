@@ -3,6 +3,8 @@
  * credentials, rate counters), and pub/sub for live updates that must reach every gateway. Embedded: in
  * process; cluster: Redis.
  */
+import type { UnitOfWork } from './document-store.ts';
+
 export interface Cache {
   get(key: string): Promise<string | null>;
   /** Stores the value; `ttlMs` makes it expire. */
@@ -71,8 +73,13 @@ export interface RankedMember {
  * it twice, so it sets the score its idempotent read models hold.
  */
 export interface SortedSets {
-  /** Applies every change together: a reader sees all of them or none (Redis MULTI; one transaction). */
-  setScores(changes: readonly ScoreChange[]): Promise<void>;
+  /**
+   * Applies every change together: a reader sees all of them or none (Redis MULTI; one
+   * transaction). Given a projection's unit of work, an adapter that keeps its sets in the
+   * read-model store (embedded) writes them in that unit, so they commit with the batch's
+   * checkpoint; Redis, outside the store, applies them at once either way.
+   */
+  setScores(changes: readonly ScoreChange[], unit?: UnitOfWork): Promise<void>;
   /** The members ranked `offset` to `offset + limit - 1`, with their scores; fewer at the end. */
   ranked(key: string, offset: number, limit: number): Promise<RankedMember[]>;
   /** The member's rank (0 = first); null when it is not a member. */

@@ -196,9 +196,10 @@ function pathOfUndefined(value: unknown, path: string): string | null {
 export interface Collection<T extends Doc> {
   readonly name: string;
   /**
-   * True while the caller runs inside a unit of work whose writes commit together (SQLite): a
-   * projection's batch then commits with its checkpoint, so no event is applied twice and
-   * per-document guards (`updateOnce`'s marks) are not needed. Always false on MongoDB.
+   * True for a collection of a unit of work whose writes commit together (SQLite): a projection's
+   * batch then commits with its checkpoint, so no event is applied twice and per-document guards
+   * (`updateOnce`'s marks) are not needed. False for the store's own collections, and always on
+   * MongoDB.
    */
   inAtomicUnit(): boolean;
 
@@ -235,12 +236,32 @@ export interface Collection<T extends Doc> {
   deleteMany(filter?: Filter<T>): Promise<number>;
 }
 
-export interface DocumentStore {
+/**
+ * Where collections come from: the store itself, or one unit of work. Code that only reads and
+ * writes documents (a projection, a read model's query API) takes this, and works the same
+ * inside a unit of work and outside one.
+ */
+export interface Collections {
   collection<T extends Doc>(spec: CollectionSpec<T>): Collection<T>;
+}
+
+/**
+ * One unit of work, as `DocumentStore.transaction` hands it to its function. Its collections'
+ * writes belong to the unit, and their reads see the unit's own writes before they commit. It is
+ * named, never ambient: the store's own collections (`store.collection`) stay outside every unit
+ * (committed reads; each write a unit of its own, waiting for the open one), so a request served
+ * while a batch is being applied can never see or join that batch. Once `fn` returns, the unit's
+ * collections refuse writes.
+ */
+export type UnitOfWork = Collections;
+
+export interface DocumentStore extends Collections {
   /**
-   * Runs `fn` as one unit of work: on SQLite every write inside commits together or not at all
-   * (a projection's batch and its checkpoint); on MongoDB the writes are not atomic together,
-   * which projections survive because they are idempotent (`updateOnce`). Units do not nest.
+   * Runs `fn` as one unit of work, handed to it: on SQLite every write through the unit's
+   * collections commits together or not at all (a projection's batch and its checkpoint); on
+   * MongoDB the writes are not atomic together, which projections survive because they are
+   * idempotent (`updateOnce`). Units do not nest: `fn` must not begin another, nor write through
+   * the store's own collections (that write waits for this unit to end).
    *
    * `defer` (a rebuild's batches, between `beginBulkLoad` and `endBulkLoad`): the unit may be
    * committed later, together with the deferred units that follow it, so that a document the
@@ -253,7 +274,7 @@ export interface DocumentStore {
    * still answer) until the store is opened again. Whoever deferred them counted them as applied,
    * so nothing may be committed after them: a later checkpoint would skip their events.
    */
-  transaction<R>(fn: () => Promise<R>, options?: { defer?: boolean }): Promise<R>;
+  transaction<R>(fn: (unit: UnitOfWork) => Promise<R>, options?: { defer?: boolean }): Promise<R>;
   /**
    * A number that changes whenever a commit may have changed what reads outside a unit of work
    * answer (any collection's writes, a drop, a copy), so that two reads made while it stayed the

@@ -1,5 +1,5 @@
 import type { DeadLetter } from '@castie/contracts';
-import { collectionSpec, type Doc, type DocumentStore } from '../ports/document-store.ts';
+import { collectionSpec, type Collections, type Doc } from '../ports/document-store.ts';
 import type { LogRecord } from '../ports/event-log.ts';
 
 /**
@@ -41,7 +41,7 @@ function eventTypeOf(value: string): string {
 }
 
 /** Records a dead letter (inside the failing batch's unit of work); a second failing projection joins the first. */
-export async function recordDeadLetter(store: DocumentStore, group: string, record: LogRecord, failed: { projection: string | null; reason: string }, now: Date): Promise<void> {
+export async function recordDeadLetter(store: Collections, group: string, record: LogRecord, failed: { projection: string | null; reason: string }, now: Date): Promise<void> {
   const letters = store.collection(DEAD_LETTERS);
   const _id = deadLetterId(record);
   const existing = await letters.findOne({ _id });
@@ -86,7 +86,7 @@ export const deadLetterView = (doc: DeadLetterDoc): DeadLetter => ({
 });
 
 /** Dead letters of a group, oldest first: pending ones, or all. */
-export async function listDeadLetters(store: DocumentStore, options: { all: boolean }): Promise<DeadLetter[]> {
+export async function listDeadLetters(store: Collections, options: { all: boolean }): Promise<DeadLetter[]> {
   const letters = store.collection(DEAD_LETTERS);
   const docs = await letters.find(options.all ? {} : { status: 'pending' }, { sort: { deadLetteredAt: 1 } });
   return docs.map(deadLetterView);
@@ -99,7 +99,7 @@ export async function listDeadLetters(store: DocumentStore, options: { all: bool
  * failed on keeps the names of those not rebuilt; one that broke its contract (no names) is
  * settled only by a rebuild of the whole group, which reads it again.
  */
-export async function forgetRebuiltDeadLetters(store: DocumentStore, group: string, rebuilt: ReadonlySet<string>, wholeGroup: boolean): Promise<void> {
+export async function forgetRebuiltDeadLetters(store: Collections, group: string, rebuilt: ReadonlySet<string>, wholeGroup: boolean): Promise<void> {
   const letters = store.collection(DEAD_LETTERS);
   for (const letter of await letters.find({ group, status: 'pending' })) {
     const names = letter.projections ? letter.projections.split(',') : [];

@@ -58,14 +58,14 @@ beforeEach(async () => {
         version: 1,
         topics: ['notes'],
         collections: [NOTES],
-        apply: async (event, envelope) => {
+        apply: async (event, envelope, _record, unit) => {
           const text = (event.data as { text: string }).text;
           if (projection.hold) {
             projection.hold.entered();
             await projection.hold.released;
           }
           if (text === projection.failOn) throw new Error(`cannot store ${text}`);
-          await notes.replaceOne({ _id: envelope.streamId }, { _id: envelope.streamId, text }, { upsert: true });
+          await unit.collection(NOTES).replaceOne({ _id: envelope.streamId }, { _id: envelope.streamId, text }, { upsert: true });
         },
       },
     ],

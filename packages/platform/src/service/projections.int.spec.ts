@@ -48,17 +48,16 @@ const OTHER_SUMS = collectionSpec<Sum>({ name: 'other_sums' });
  * Sums `n` into one document with a plain $inc (not idempotent on purpose: only the runner's
  * checkpoint keeps an event from counting twice); fails on demand for one value.
  */
-function tally(store: DocumentStore, options: { failOn?: number; name?: string; version?: number; collection?: typeof SUMS } = {}): Projection {
-  const sums = store.collection(options.collection ?? SUMS);
+function tally(options: { failOn?: number; name?: string; version?: number; collection?: typeof SUMS } = {}): Projection {
   return {
     name: options.name ?? 'tally',
     version: options.version ?? 1,
     topics: ['tallies'],
     collections: [options.collection ?? SUMS],
-    apply: async (event) => {
+    apply: async (event, _envelope, _record, unit) => {
       const { n } = event.data as { n: number };
       if (n === options.failOn) throw new Error(`cannot count ${n}`);
-      await sums.updateOne({ _id: 'sum' }, { $inc: { total: n, events: 1 } }, { upsert: true });
+      await unit.collection(options.collection ?? SUMS).updateOne({ _id: 'sum' }, { $inc: { total: n, events: 1 } }, { upsert: true });
     },
   };
 }
@@ -85,7 +84,7 @@ describe('projection runner', () => {
       log,
       store,
       catalogs: [catalog],
-      projections: [tally(store)],
+      projections: [tally()],
       // What a reader sees at that moment: the batch is in the read model already.
       committed: (events) => void pending.push(sumOf(store).then((sumThen) => void told.push({ ns: events.map((e) => (e.event.data as { n: number }).n), sumThen }))),
     });
@@ -101,7 +100,7 @@ describe('projection runner', () => {
   it('sends an event that breaks its contract to the dead-letter topic and goes on', async () => {
     await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 1 }) }, { key: 'tally-1', value: envelope({ n: 'two' }) }, { key: 'tally-1', value: 'not json' }, { key: 'tally-1', value: envelope({ n: 3 }) }]);
     const store = openStore();
-    const runner = await startProjections({ group: 'tally-read', log, store, catalogs: [catalog], projections: [tally(store)] });
+    const runner = await startProjections({ group: 'tally-read', log, store, catalogs: [catalog], projections: [tally()] });
     await runner.caughtUp();
     expect(await sumOf(store)).toBe(4);
     const dead = await deadLetters('tally-read');
@@ -113,7 +112,6 @@ describe('projection runner', () => {
   it('ends each batch once, after its events and with them in one commit; a failing end dead-letters the batch', async () => {
     await log.append('tallies', [1, 2, 3, 4].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
     const store = openStore();
-    const sums = store.collection(SUMS);
     const ends: number[] = [];
     let seen = 0;
     let failEnd = false;
@@ -125,10 +123,10 @@ describe('projection runner', () => {
       apply: async (event) => {
         seen += (event.data as { n: number }).n;
       },
-      endBatch: async () => {
+      endBatch: async (unit) => {
         if (failEnd) throw new Error('cannot end');
         ends.push(seen);
-        await sums.replaceOne({ _id: 'sum' }, { _id: 'sum', total: seen, events: ends.length }, { upsert: true });
+        await unit.collection(SUMS).replaceOne({ _id: 'sum' }, { _id: 'sum', total: seen, events: ends.length }, { upsert: true });
       },
     };
     const runner = await startProjections({ group: 'batched-read', log, store, catalogs: [catalog], projections: [batched] });
@@ -146,7 +144,7 @@ describe('projection runner', () => {
     await log.append('tallies', [{ key: 'tally-1', value: 'not json' }, { key: 'tally-1', value: envelope({ n: 1 }) }, { key: 'tally-1', value: envelope({ n: 'two' }) }]);
     const store = openStore();
     const dead: string[] = [];
-    const runner = await startProjections({ group: 'tally-read', log, store, catalogs: [catalog], projections: [tally(store)], observer: { deadLettered: (group) => dead.push(group) } });
+    const runner = await startProjections({ group: 'tally-read', log, store, catalogs: [catalog], projections: [tally()], observer: { deadLettered: (group) => dead.push(group) } });
     await runner.caughtUp();
     expect(dead).toEqual(['tally-read', 'tally-read']);
     await runner.stop();
@@ -155,7 +153,7 @@ describe('projection runner', () => {
   it('reports its lag per projection, and while paused keeps it: records appended meanwhile wait until it resumes', async () => {
     await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 1 }) }]);
     const store = openStore();
-    const runner = await startProjections({ group: 'tally-read', log, store, catalogs: [catalog], projections: [tally(store), tally(store, { name: 'other', collection: OTHER_SUMS })] });
+    const runner = await startProjections({ group: 'tally-read', log, store, catalogs: [catalog], projections: [tally(), tally({ name: 'other', collection: OTHER_SUMS })] });
     await runner.caughtUp();
     expect(await runner.lag()).toEqual([{ projection: 'tally', lagEvents: 0 }, { projection: 'other', lagEvents: 0 }]);
 
@@ -174,7 +172,7 @@ describe('projection runner', () => {
 
   it('stops while paused (stopping lets the held batch go first)', async () => {
     const store = openStore();
-    const runner = await startProjections({ group: 'tally-read', log, store, catalogs: [catalog], projections: [tally(store)] });
+    const runner = await startProjections({ group: 'tally-read', log, store, catalogs: [catalog], projections: [tally()] });
     await runner.caughtUp();
     await runner.pause();
     await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 5 }) }]);
@@ -184,7 +182,7 @@ describe('projection runner', () => {
   it('retries a failing event, then dead-letters it and goes on', async () => {
     await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 1 }) }, { key: 'tally-1', value: envelope({ n: 13 }) }, { key: 'tally-1', value: envelope({ n: 2 }) }]);
     const store = openStore();
-    const runner = await startProjections({ group: 'tally-fail', log, store, catalogs: [catalog], projections: [tally(store, { failOn: 13 })] });
+    const runner = await startProjections({ group: 'tally-fail', log, store, catalogs: [catalog], projections: [tally({ failOn: 13 })] });
     await runner.caughtUp();
     expect(await sumOf(store)).toBe(3);
     const dead = await deadLetters('tally-fail');
@@ -196,7 +194,7 @@ describe('projection runner', () => {
   it('rebuilds a lost store from the start, and resumes a kept one from its checkpoint', async () => {
     await log.append('tallies', [1, 2, 3].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
     const kept = openStore('kept');
-    const first = await startProjections({ group: 'tally-rebuild', log, store: kept, catalogs: [catalog], projections: [tally(kept)] });
+    const first = await startProjections({ group: 'tally-rebuild', log, store: kept, catalogs: [catalog], projections: [tally()] });
     await first.caughtUp();
     await first.stop();
     await kept.close();
@@ -204,14 +202,14 @@ describe('projection runner', () => {
 
     // The same file: only the new event is applied (no double counting).
     const reopened = openStore('kept');
-    const resumed = await startProjections({ group: 'tally-rebuild', log, store: reopened, catalogs: [catalog], projections: [tally(reopened)] });
+    const resumed = await startProjections({ group: 'tally-rebuild', log, store: reopened, catalogs: [catalog], projections: [tally()] });
     await resumed.caughtUp();
     expect(await reopened.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 16, events: 4 });
     await resumed.stop();
 
     // A new, empty store: everything is replayed.
     const fresh = openStore();
-    const rebuilt = await startProjections({ group: 'tally-rebuild', log, store: fresh, catalogs: [catalog], projections: [tally(fresh)] });
+    const rebuilt = await startProjections({ group: 'tally-rebuild', log, store: fresh, catalogs: [catalog], projections: [tally()] });
     await rebuilt.caughtUp();
     expect(await fresh.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 16, events: 4 });
     await rebuilt.stop();
@@ -221,7 +219,7 @@ describe('projection runner', () => {
     const OTHER = collectionSpec<Sum>({ name: 'other_sums' });
     await log.append('tallies', [1, 2, 3].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
     const store = openStore('versions');
-    const both = (version: number) => [tally(store, { name: 'tally', version }), tally(store, { name: 'other', collection: OTHER })];
+    const both = (version: number) => [tally({ name: 'tally', version }), tally({ name: 'other', collection: OTHER })];
     const first = await startProjections({ group: 'tally-versions', log, store, catalogs: [catalog], projections: both(1) });
     await first.caughtUp();
     await first.stop();
@@ -244,20 +242,19 @@ describe('projection runner', () => {
     const doubled = (store: DocumentStore, options: { failingPass?: boolean } = {}) => {
       const fed: number[] = [];
       const passes: number[] = [];
-      const doubles = store.collection(DOUBLES);
       const projection: Projection = {
         name: 'doubled',
         version: 1,
         topics: ['tallies'],
         collections: [DOUBLES],
-        apply: async (event) => {
+        apply: async (event, _envelope, _record, unit) => {
           fed.push((event.data as { n: number }).n);
-          await doubles.updateOne({ _id: 'sum' }, { $inc: { total: 2 * (event.data as { n: number }).n, events: 1 } }, { upsert: true });
+          await unit.collection(DOUBLES).updateOne({ _id: 'sum' }, { $inc: { total: 2 * (event.data as { n: number }).n, events: 1 } }, { upsert: true });
         },
-        buildFromReadModels: async () => {
+        buildFromReadModels: async (unit) => {
           passes.push(passes.length + 1);
-          const sum = await store.collection(SUMS).findOne({ _id: 'sum' });
-          await doubles.replaceOne({ _id: 'sum' }, { _id: 'sum', total: 2 * (sum?.total ?? 0), events: sum?.events ?? 0 }, { upsert: true });
+          const sum = await unit.collection(SUMS).findOne({ _id: 'sum' });
+          await unit.collection(DOUBLES).replaceOne({ _id: 'sum' }, { _id: 'sum', total: 2 * (sum?.total ?? 0), events: sum?.events ?? 0 }, { upsert: true });
           if (options.failingPass) throw new Error('the pass failed');
         },
       };
@@ -272,7 +269,7 @@ describe('projection runner', () => {
     const store = openStore('derived');
     const failing = doubled(store, { failingPass: true });
     const firstLog = told();
-    const first = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(store), failing.projection], logger: firstLog.logger });
+    const first = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(), failing.projection], logger: firstLog.logger });
     await expect(first.caughtUp()).rejects.toThrow('the pass failed');
     await first.stop();
     // The tally is built and resumes; the failed pass left nothing, and no event fed it.
@@ -286,7 +283,7 @@ describe('projection runner', () => {
     await store.collection(DOUBLES).insertOne({ _id: 'left-by-the-failed-pass', total: 1, events: 1 });
     await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 10 }) }]);
     const working = doubled(store);
-    const second = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(store), working.projection] });
+    const second = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(), working.projection] });
     // However many wait for it (requests, readiness), the pass runs once.
     await Promise.all([second.caughtUp(), second.caughtUp()]);
     expect(working.passes).toEqual([1]);
@@ -308,7 +305,7 @@ describe('projection runner', () => {
     await store.collection(DOUBLES).updateOne({ _id: 'sum' }, { $inc: { total: 1000 } });
     const bumped = doubled(store);
     const thirdLog = told();
-    const third = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(store), { ...bumped.projection, version: 2 }], logger: thirdLog.logger });
+    const third = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(), { ...bumped.projection, version: 2 }], logger: thirdLog.logger });
     await third.caughtUp();
     expect(third.applied()).toBe(0);
     expect(thirdLog.lines.filter((l) => / rebuil(t|ding) /.test(l))).toEqual([]);
@@ -317,7 +314,7 @@ describe('projection runner', () => {
     expect((await third.lag()).map((l) => l.lagEvents)).toEqual([0, 0]);
     await third.stop();
     // The pass committed its checkpoints: the next start applies nothing again.
-    const fourth = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(store), { ...doubled(store).projection, version: 2 }] });
+    const fourth = await startProjections({ group: 'tally-derived', log, store, catalogs: [catalog], projections: [tally(), { ...doubled(store).projection, version: 2 }] });
     await fourth.caughtUp();
     expect(fourth.applied()).toBe(0);
     expect(await sumOf(store, DOUBLES)).toBe(232);
@@ -328,7 +325,7 @@ describe('projection runner', () => {
     await log.append('tallies', [1, 2, 3].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
     const copies = new SqliteReadModelCopies();
     const first = openStore();
-    const built = await startProjections({ group: 'tally-first', log, store: first, catalogs: [catalog], projections: [tally(first)], copies: copies.for(first) });
+    const built = await startProjections({ group: 'tally-first', log, store: first, catalogs: [catalog], projections: [tally()], copies: copies.for(first) });
     await built.caughtUp();
     expect(built.applied()).toBe(3);
 
@@ -337,7 +334,7 @@ describe('projection runner', () => {
     const second = openStore();
     const lines: string[] = [];
     const logger = { info: (_obj: unknown, msg: string) => lines.push(msg), warn: () => {}, error: () => {}, child: () => logger } as unknown as Parameters<typeof startProjections>[0]['logger'];
-    const copied = await startProjections({ group: 'tally-second', log, store: second, catalogs: [catalog], projections: [tally(second), tally(second, { name: 'other', collection: OTHER_SUMS })], copies: copies.for(second), ...(logger ? { logger } : {}) });
+    const copied = await startProjections({ group: 'tally-second', log, store: second, catalogs: [catalog], projections: [tally(), tally({ name: 'other', collection: OTHER_SUMS })], copies: copies.for(second), ...(logger ? { logger } : {}) });
     await copied.caughtUp();
     expect(lines.some((l) => /^tally-second: copied tally v1 from tally-first in [\d.]+ s \(no rebuild\)$/.test(l))).toBe(true);
     expect(await sumOf(second)).toBe(6);
@@ -352,7 +349,7 @@ describe('projection runner', () => {
     // Another version of the code is not copied: it is rebuilt.
     await copied.stop();
     const third = openStore();
-    const rebuilt = await startProjections({ group: 'tally-third', log, store: third, catalogs: [catalog], projections: [tally(third, { version: 2 })], copies: copies.for(third) });
+    const rebuilt = await startProjections({ group: 'tally-third', log, store: third, catalogs: [catalog], projections: [tally({ version: 2 })], copies: copies.for(third) });
     await rebuilt.caughtUp();
     expect(rebuilt.applied()).toBe(4);
     expect(await sumOf(third)).toBe(16);
@@ -368,8 +365,8 @@ describe('projection runner', () => {
       ...store,
       collection: (spec) => store.collection(spec),
       transaction: (fn) =>
-        store.transaction(async () => {
-          const result = await fn();
+        store.transaction(async (unit) => {
+          const result = await fn(unit);
           if (failNextCommit) {
             failNextCommit = false;
             throw new Error('the commit did not happen');
@@ -378,7 +375,7 @@ describe('projection runner', () => {
         }),
     };
     await log.append('tallies', [1, 2, 3].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
-    const runner = await startProjections({ group: 'tally-atomic', log, store: flaky, catalogs: [catalog], projections: [tally(flaky)] });
+    const runner = await startProjections({ group: 'tally-atomic', log, store: flaky, catalogs: [catalog], projections: [tally()] });
     await runner.caughtUp();
     expect(await store.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 6, events: 3 });
     expect(failNextCommit).toBe(false);
@@ -398,8 +395,8 @@ describe('projection runner', () => {
         transaction: (fn, options) => {
           defers.push(options?.defer ?? false);
           const failing = options?.defer && defers.filter(Boolean).length === failDeferred;
-          return store.transaction(async () => {
-            const result = await fn();
+          return store.transaction(async (unit) => {
+            const result = await fn(unit);
             if (failing) throw new Error('the disk is full');
             return result;
           }, options);
@@ -411,7 +408,7 @@ describe('projection runner', () => {
     it('defers the batches of the log as it was at start, but the last, which commits them; serving, each batch commits on its own', async () => {
       await appendMany();
       const { store, defers } = recording(openStore());
-      const runner = await startProjections({ group: 'tally-deferred', log, store, catalogs: [catalog], projections: [tally(store)] });
+      const runner = await startProjections({ group: 'tally-deferred', log, store, catalogs: [catalog], projections: [tally()] });
       await runner.caughtUp();
       expect(defers).toEqual([true, true, false]);
       expect(await store.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject(expected);
@@ -435,8 +432,8 @@ describe('projection runner', () => {
         ...real,
         collection: (spec) => real.collection(spec),
         transaction: (fn, options) =>
-          real.transaction(async () => {
-            const result = await fn();
+          real.transaction(async (unit) => {
+            const result = await fn(unit);
             if (options?.defer && ++deferred === 1) {
               holding();
               await released;
@@ -444,13 +441,13 @@ describe('projection runner', () => {
             return result;
           }, options),
       };
-      const runner = await startProjections({ group: 'tally-stopped', log, store, catalogs: [catalog], projections: [tally(store)] });
+      const runner = await startProjections({ group: 'tally-stopped', log, store, catalogs: [catalog], projections: [tally()] });
       await held;
       const stopping = runner.stop();
       release();
       await stopping;
       expect(await real.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: ((10_000 - 1) * 10_000) / 2, events: 10_000 });
-      const again = await startProjections({ group: 'tally-stopped', log, store: real, catalogs: [catalog], projections: [tally(real)] });
+      const again = await startProjections({ group: 'tally-stopped', log, store: real, catalogs: [catalog], projections: [tally()] });
       await again.caughtUp();
       expect(await real.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject(expected);
       await again.stop();
@@ -459,12 +456,12 @@ describe('projection runner', () => {
     it('resumed (nothing to rebuild), defers nothing', async () => {
       await appendMany();
       const first = openStore('kept');
-      const runner = await startProjections({ group: 'tally-deferred', log, store: first, catalogs: [catalog], projections: [tally(first)] });
+      const runner = await startProjections({ group: 'tally-deferred', log, store: first, catalogs: [catalog], projections: [tally()] });
       await runner.caughtUp();
       await runner.stop();
       await log.append('tallies', Array.from({ length: EVENTS }, (_, n) => ({ key: 'tally-1', value: envelope({ n }) })));
       const { store, defers } = recording(first);
-      const again = await startProjections({ group: 'tally-deferred', log, store, catalogs: [catalog], projections: [tally(store)] });
+      const again = await startProjections({ group: 'tally-deferred', log, store, catalogs: [catalog], projections: [tally()] });
       await again.caughtUp();
       expect(defers).toEqual([false, false, false]);
       expect(await sumOf(store)).toBe(expected.total * 2);
@@ -480,7 +477,7 @@ describe('projection runner', () => {
         const real = openSqliteDocumentStore({ path: join(dir, 'lost.db'), ...(deferredDocuments ? { deferredDocuments } : {}) });
         stores.push(real);
         const { store } = recording(real, 2);
-        const runner = await startProjections({ group: 'tally-lost', log, store, catalogs: [catalog], projections: [tally(store)] });
+        const runner = await startProjections({ group: 'tally-lost', log, store, catalogs: [catalog], projections: [tally()] });
         await expect(runner.caughtUp()).rejects.toBeInstanceOf(DeferredUnitsLostError);
         await runner.stop();
         expect(await sumOf(real)).toBe(deferredDocuments ? ((10_000 - 1) * 10_000) / 2 : undefined);
@@ -489,7 +486,7 @@ describe('projection runner', () => {
         await real.close();
         const reopened = openSqliteDocumentStore({ path: join(dir, 'lost.db') });
         stores.push(reopened);
-        const again = await startProjections({ group: 'tally-lost', log, store: reopened, catalogs: [catalog], projections: [tally(reopened)] });
+        const again = await startProjections({ group: 'tally-lost', log, store: reopened, catalogs: [catalog], projections: [tally()] });
         await again.caughtUp();
         expect(await reopened.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject(expected);
         await again.stop();
@@ -502,7 +499,7 @@ describe('projection runner', () => {
     const store = openStore();
     const lines: string[] = [];
     const logger = { info: (_obj: unknown, msg: string) => lines.push(msg), warn: () => {}, error: () => {}, child: () => logger } as unknown as Parameters<typeof startProjections>[0]['logger'];
-    const runner = await startProjections({ group: 'tally-progress', log, store, catalogs: [catalog], projections: [tally(store)], logger, progressEveryMs: 0 });
+    const runner = await startProjections({ group: 'tally-progress', log, store, catalogs: [catalog], projections: [tally()], logger, progressEveryMs: 0 });
     await runner.caughtUp();
     await runner.stop();
     expect(lines[0]).toBe('tally-progress: rebuilding tally v1 from 50 events in the log');

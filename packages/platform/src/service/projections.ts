@@ -1,6 +1,6 @@
 import { DomainError, EventEnvelopeSchema, InvalidEventError, type DeadLetter, type DomainEvent, type EventCatalog, type EventEnvelope } from '@castie/contracts';
 import type { FastifyBaseLogger } from 'fastify';
-import { collectionSpec, DeferredUnitsLostError, type CollectionSpec, type Doc, type DocumentStore, type Filter } from '../ports/document-store.ts';
+import { collectionSpec, DeferredUnitsLostError, type CollectionSpec, type Doc, type DocumentStore, type Filter, type UnitOfWork } from '../ports/document-store.ts';
 import { positionKey, type EventLog, type LogPosition, type LogRecord, type Subscription } from '../ports/event-log.ts';
 import { DEAD_LETTERS, deadLetterView, forgetRebuiltDeadLetters, listDeadLetters, recordDeadLetter } from './dead-letters.ts';
 
@@ -26,17 +26,19 @@ export interface Projection {
     reset(): Promise<void>;
   };
   /**
-   * Applies one event, inside the unit of work of its batch. Must be idempotent on stores whose
+   * Applies one event in `unit`, the unit of work of its batch: every read and write goes through
+   * the unit's collections (`unit.collection(spec)`), so the batch commits with its checkpoint
+   * and each event sees what the batch's earlier ones wrote. Must be idempotent on stores whose
    * units are not atomic (MongoDB): use `updateOnce` for counters.
    */
-  apply(event: DomainEvent, envelope: EventEnvelope, record: LogRecord): Promise<void>;
+  apply(event: DomainEvent, envelope: EventEnvelope, record: LogRecord, unit: UnitOfWork): Promise<void>;
   /**
    * Runs once after the events of a batch, in its unit of work, before its checkpoint: a
    * projection that writes what the read models hold once the batch is applied (absolute values
    * read from other projections) notes in `apply` what to write and writes it here, once per
    * batch instead of once per event. A failure dead-letters the batch's last event for it.
    */
-  endBatch?(): Promise<void>;
+  endBatch?(unit: UnitOfWork): Promise<void>;
   /**
    * For a projection that is a function of other read models of its service (the leaderboards:
    * absolute scores read from people and groups). While it is rebuilt, the runner feeds it no
@@ -46,7 +48,7 @@ export interface Projection {
    * Refreshing each person's standing batch after batch of a rebuild read and wrote the same
    * documents over and over: more than half of the casties service's document reads.
    */
-  buildFromReadModels?(): Promise<void>;
+  buildFromReadModels?(unit: UnitOfWork): Promise<void>;
 }
 
 /**
@@ -259,6 +261,10 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     await versions.replaceOne({ _id: p.name }, { _id: p.name, version: p.version, ...(derived ? { passDue: true } : {}) }, { upsert: true });
   }
   if (replaced.size > 0) await forgetRebuiltDeadLetters(store, group, replaced, replaced.size === projections.length);
+  // Every collection the batches write is set up now, outside their units of work: a table set
+  // up inside a unit would be set up again should the unit roll back, and one it creates is not
+  // there for readers until it commits.
+  for (const spec of [...projections.flatMap((p) => p.collections), DEAD_LETTERS]) store.collection(spec);
 
   /** Applied offsets per projection and `topic:partition`. */
   const applied = new Map<string, Map<string, number>>(projections.map((p) => [p.name, new Map()]));
@@ -268,11 +274,11 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   }
   const checkpointId = (projection: string, key: string) => `${projection}|${key}`;
 
-  /** `projection` null: the record broke its contract (no projection saw it). Runs inside the batch's unit of work. */
-  async function deadLetter(record: LogRecord, reason: string, projection: string | null = null): Promise<void> {
+  /** `projection` null: the record broke its contract (no projection saw it). Recorded in the batch's unit of work. */
+  async function deadLetter(unit: UnitOfWork, record: LogRecord, reason: string, projection: string | null = null): Promise<void> {
     logger?.error({ group, topic: record.topic, offset: record.offset, reason }, 'event sent to the dead-letter topic');
     await log.append(`${group}.dead-letter`, [{ key: record.key, value: JSON.stringify({ reason, topic: record.topic, partition: record.partition, offset: record.offset, value: record.value }) }]);
-    await recordDeadLetter(store, group, record, { projection, reason }, new Date());
+    await recordDeadLetter(unit, group, record, { projection, reason }, new Date());
     options.observer?.deadLettered(group);
   }
 
@@ -287,23 +293,23 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     }
   }
 
-  async function applyOne(projection: Projection, event: DomainEvent, envelope: EventEnvelope, record: LogRecord): Promise<void> {
+  async function applyOne(unit: UnitOfWork, projection: Projection, event: DomainEvent, envelope: EventEnvelope, record: LogRecord): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await projection.apply(event, envelope, record);
+        await projection.apply(event, envelope, record, unit);
         return;
       } catch (error) {
-        if (attempt >= attempts) return deadLetter(record, `${projection.name}: ${(error as Error).message}`, projection.name);
+        if (attempt >= attempts) return deadLetter(unit, record, `${projection.name}: ${(error as Error).message}`, projection.name);
       }
     }
   }
 
-  async function endBatch(projection: Projection, last: LogRecord): Promise<void> {
+  async function endBatch(unit: UnitOfWork, projection: Projection, last: LogRecord): Promise<void> {
     if (!projection.endBatch) return;
     try {
-      await projection.endBatch();
+      await projection.endBatch(unit);
     } catch (error) {
-      await deadLetter(last, `${projection.name} (end of batch): ${(error as Error).message}`, projection.name);
+      await deadLetter(unit, last, `${projection.name} (end of batch): ${(error as Error).message}`, projection.name);
     }
   }
 
@@ -344,21 +350,22 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   // A projection built by a pass reads no event: its own line says when it is built.
   const progress = new Progress(group, rebuilding.filter((p) => !passDue.has(p.name)), logger, options.progressEveryMs ?? 2000);
 
-  /** Applies a batch of one topic partition, with the readers' checkpoints, in the current unit of work. */
-  async function applyBatch(records: readonly LogRecord[], readers: readonly Projection[], key: string, done: AppliedEvent[] | null): Promise<void> {
+  /** Applies a batch of one topic partition, with the readers' checkpoints, in `unit`. */
+  async function applyBatch(unit: UnitOfWork, records: readonly LogRecord[], readers: readonly Projection[], key: string, done: AppliedEvent[] | null): Promise<void> {
     const last = records[records.length - 1]!;
+    const checkpoints = unit.collection(CHECKPOINTS);
     for (const record of records) {
       const due = readers.filter((p) => !passDue.has(p.name) && (applied.get(p.name)!.get(key) ?? -1) < record.offset);
       if (due.length === 0) continue;
       const parsed = parse(record);
       if (typeof parsed === 'string') {
-        await deadLetter(record, parsed);
+        await deadLetter(unit, record, parsed);
         continue;
       }
-      for (const p of due) await applyOne(p, parsed.event, parsed.envelope, record);
+      for (const p of due) await applyOne(unit, p, parsed.event, parsed.envelope, record);
       done?.push({ ...parsed, record });
     }
-    for (const p of readers) if (!passDue.has(p.name)) await endBatch(p, last);
+    for (const p of readers) if (!passDue.has(p.name)) await endBatch(unit, p, last);
     for (const p of readers) await checkpoints.replaceOne({ _id: checkpointId(p.name, key) }, { _id: checkpointId(p.name, key), projection: p.name, offset: last.offset }, { upsert: true });
   }
 
@@ -374,10 +381,10 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     // A rebuild's deferred batches are not told: nobody is served from read models being rebuilt.
     const done: AppliedEvent[] | null = options.committed && !defer ? [] : null;
     await guarded(
-      store.transaction(async () => {
+      store.transaction(async (unit) => {
         // Checked again once the unit began: batches rolled back while this one waited for it.
         if (broken) throw broken;
-        await applyBatch(records, readers, key, done);
+        await applyBatch(unit, records, readers, key, done);
       }, { defer }),
     );
     // Only once committed (or deferred: then committed with the next commit, or lost with it
@@ -474,9 +481,11 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
         }
         from.set(p.name, at);
       }
-      await store.transaction(async () => {
+      await store.transaction(async (unit) => {
+        const checkpoints = unit.collection(CHECKPOINTS);
+        const versions = unit.collection(VERSIONS);
         for (const p of due) {
-          await p.buildFromReadModels!();
+          await p.buildFromReadModels!(unit);
           for (const [key, offset] of from.get(p.name)!) await checkpoints.replaceOne({ _id: checkpointId(p.name, key) }, { _id: checkpointId(p.name, key), projection: p.name, offset }, { upsert: true });
           await versions.replaceOne({ _id: p.name }, { _id: p.name, version: p.version }, { upsert: true });
         }
@@ -514,16 +523,17 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
       const targets = projections.filter((p) => p.topics.includes(doc.topic) && (named === null || named.includes(p.name)));
       const replayedAt = new Date().toISOString();
       try {
-        await store.transaction(async () => {
+        await store.transaction(async (unit) => {
           // Checked again inside the unit: of two replays at once (or one after a rebuild that
           // applied the event), only one applies it.
-          const current = await letters.findOne({ _id: id });
+          const pending = unit.collection(DEAD_LETTERS);
+          const current = await pending.findOne({ _id: id });
           if (current?.status !== 'pending') throw new DomainError('invalid_request', `the dead letter ${id} is no longer pending (replayed, or applied by a rebuild)`);
           for (const p of targets) {
-            await p.apply(parsed.event, parsed.envelope, record);
-            await p.endBatch?.();
+            await p.apply(parsed.event, parsed.envelope, record, unit);
+            await p.endBatch?.(unit);
           }
-          await letters.updateOne({ _id: id }, { $set: { status: 'replayed', replayedAt } });
+          await pending.updateOne({ _id: id }, { $set: { status: 'replayed', replayedAt } });
         });
       } catch (error) {
         if (error instanceof DomainError) throw error;

@@ -36,9 +36,9 @@ async function noteService(options: { gate: boolean }) {
         version: 1,
         topics: ['notes'],
         collections: [NOTES],
-        apply: async (event, envelope) => {
+        apply: async (event, envelope, _record, unit) => {
           await new Promise((r) => setTimeout(r, PROJECTION_DELAY_MS));
-          await notes.replaceOne({ _id: envelope.streamId }, { _id: envelope.streamId, text: (event.data as { text: string }).text }, { upsert: true });
+          await unit.collection(NOTES).replaceOne({ _id: envelope.streamId }, { _id: envelope.streamId, text: (event.data as { text: string }).text }, { upsert: true });
         },
       },
     ],

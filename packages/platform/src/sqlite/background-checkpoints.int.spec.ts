@@ -30,8 +30,8 @@ function walRestarts(path: string): number {
 
 /** About 2 MB of documents in one commit: under both the 4 MB a commit checkpoints at itself without the thread, and the 16 MB it does with it. */
 async function writeMegabytes(store: ReturnType<typeof openSqliteDocumentStore>): Promise<void> {
-  const c = store.collection(notes);
-  await store.transaction(async () => {
+  await store.transaction(async (unit) => {
+    const c = unit.collection(notes);
     for (let i = 0; i < 500; i++) await c.insertOne({ _id: `n${i}`, text: String(i).padEnd(3000, '.') });
   });
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { collectionSpec, DeferredUnitsLostError, type Doc } from '../ports/document-store.ts';
+import { collectionSpec, DeferredUnitsLostError, type Collection, type Doc } from '../ports/document-store.ts';
 import { describeDocumentStore } from '../testing/conformance/document-store.ts';
 import { openSqliteDocumentStore, type SqliteDocumentStore } from './sqlite-document-store.ts';
 
@@ -54,7 +54,8 @@ describe('sqlite document store', () => {
     const paused = new Promise<void>((resolve) => (release = resolve));
     let midway!: () => void;
     const reachedMidway = new Promise<void>((resolve) => (midway = resolve));
-    const unit = store.transaction(async () => {
+    const unit = store.transaction(async (unit) => {
+      const c = unit.collection(views);
       await c.updateOne({ _id: view(1)._id }, { $inc: { forecasts: 5 } });
       await c.insertOne(view(2));
       midway();
@@ -74,7 +75,7 @@ describe('sqlite document store', () => {
   it("reads outside a unit see each commit at once, and never an open unit's writes, even flushed to the file", async () => {
     const store = open();
     const c = store.collection(views);
-    const inGroup = async () => (await c.find({ groupSlug: 'g1' }, { sort: { activityAt: -1, _id: -1 } })).map((d) => `${d._id}:${d.forecasts}`);
+    const inGroup = async (from = c) => (await from.find({ groupSlug: 'g1' }, { sort: { activityAt: -1, _id: -1 } })).map((d) => `${d._id}:${d.forecasts}`);
     await c.insertOne(view(1));
     expect(await inGroup()).toEqual(['c00001:0']);
     let release!: () => void;
@@ -82,11 +83,12 @@ describe('sqlite document store', () => {
     let midway!: () => void;
     const reachedMidway = new Promise<void>((resolve) => (midway = resolve));
     let inside: string[] = [];
-    const unit = store.transaction(async () => {
+    const unit = store.transaction(async (unit) => {
+      const c = unit.collection(views);
       await c.updateOne({ _id: view(1)._id }, { $inc: { forecasts: 5 } });
       await c.insertOne(view(21));
       // A query inside the unit writes its pending changes to the file (uncommitted).
-      inside = await inGroup();
+      inside = await inGroup(c);
       midway();
       await paused;
     });
@@ -103,7 +105,7 @@ describe('sqlite document store', () => {
     expect(await c.countBy({}, 'groupSlug')).toEqual(new Map([['g1', 2]]));
     // Commit after commit, each read sees the last one.
     for (let i = 1; i <= 3; i++) {
-      await store.transaction(() => c.updateOne({ _id: view(21)._id }, { $inc: { forecasts: 1 } }));
+      await store.transaction((unit) => unit.collection(views).updateOne({ _id: view(21)._id }, { $inc: { forecasts: 1 } }));
       expect(await inGroup()).toEqual([`c00021:${i}`, 'c00001:5']);
       expect(await c.countDocuments({ forecasts: i })).toBe(1);
     }
@@ -117,7 +119,8 @@ describe('sqlite document store', () => {
     const first = (await c.findOne({ _id: id }))!;
     // Batch after batch changes the same document, its indexed field and its array field too.
     for (let i = 1; i <= 3; i++) {
-      await store.transaction(async () => {
+      await store.transaction(async (unit) => {
+        const c = unit.collection(views);
         await c.updateOne({ _id: id }, { $inc: { forecasts: 1 }, $set: { activityAt: view(100 + i).activityAt, terms: [`t${i}`] } });
         await c.updateOne({ _id: id }, { $inc: { forecasts: 10 } });
       });
@@ -135,7 +138,8 @@ describe('sqlite document store', () => {
     const paused = new Promise<void>((resolve) => (release = resolve));
     let midway!: () => void;
     const reachedMidway = new Promise<void>((resolve) => (midway = resolve));
-    const failing = store.transaction(async () => {
+    const failing = store.transaction(async (unit) => {
+      const c = unit.collection(views);
       await c.updateOne({ _id: id }, { $inc: { forecasts: 100 }, $set: { terms: ['lost'] } });
       await c.find({ terms: 'lost' });
       midway();
@@ -148,14 +152,44 @@ describe('sqlite document store', () => {
     await expect(failing).rejects.toThrow('the batch failed');
     expect((await c.findOne({ _id: id }))?.forecasts).toBe(33);
     expect(await c.find({ terms: 'lost' })).toEqual([]);
-    await store.transaction(() => c.updateOne({ _id: id }, { $inc: { forecasts: 1 } }));
+    await store.transaction((unit) => unit.collection(views).updateOne({ _id: id }, { $inc: { forecasts: 1 } }));
     expect((await c.findOne({ _id: id }))?.forecasts).toBe(34);
     // Deleted, then written again.
-    await store.transaction(() => c.deleteOne({ _id: id }));
+    await store.transaction((unit) => unit.collection(views).deleteOne({ _id: id }));
     expect(await c.findOne({ _id: id })).toBeNull();
-    await store.transaction(() => c.insertOne({ ...view(1), forecasts: 7 }));
+    await store.transaction((unit) => unit.collection(views).insertOne({ ...view(1), forecasts: 7 }));
     expect((await c.findOne({ _id: id }))?.forecasts).toBe(7);
     expect((await c.find({ terms: 'all' })).map((d) => d._id)).toEqual([id]);
+  });
+
+  it('a collection a unit opens first, on a file that holds it: readers outside see what is committed meanwhile', async () => {
+    const path = file();
+    const before = openSqliteDocumentStore({ path });
+    await before.collection(views).insertOne(view(1));
+    await before.close();
+    const store = open(path);
+    let release!: () => void;
+    const paused = new Promise<void>((resolve) => (release = resolve));
+    let midway!: () => void;
+    const reachedMidway = new Promise<void>((resolve) => (midway = resolve));
+    // The unit is the first to name the collection in this process: its table is set up inside it.
+    const unit = store.transaction(async (u) => {
+      await u.collection(views).updateOne({ _id: view(1)._id }, { $inc: { forecasts: 1 } });
+      midway();
+      await paused;
+    });
+    await reachedMidway;
+    const c = store.collection(views);
+    try {
+      expect((await c.findOne({ _id: view(1)._id }))?.forecasts).toBe(0);
+      expect((await c.find({ groupSlug: 'g1' })).map((d) => d._id)).toEqual([view(1)._id]);
+      expect(await c.countDocuments({})).toBe(1);
+      expect((await c.byIds([view(1)._id])).size).toBe(1);
+    } finally {
+      release();
+      await unit;
+    }
+    expect((await c.findOne({ _id: view(1)._id }))?.forecasts).toBe(1);
   });
 
   it('a write outside a unit waits for the open unit and is not part of it', async () => {
@@ -163,7 +197,8 @@ describe('sqlite document store', () => {
     const c = store.collection(views);
     let release!: () => void;
     const paused = new Promise<void>((resolve) => (release = resolve));
-    const unit = store.transaction(async () => {
+    const unit = store.transaction(async (unit) => {
+      const c = unit.collection(views);
       await c.insertOne(view(1));
       await paused;
       throw new Error('rolled back');
@@ -178,21 +213,24 @@ describe('sqlite document store', () => {
   it('a unit after a rolled-back one, or after a drop, works on what is committed', async () => {
     const store = open();
     const c = store.collection(views);
-    await store.transaction(async () => c.insertOne(view(1)));
+    await store.transaction(async (unit) => unit.collection(views).insertOne(view(1)));
     const id = view(1)._id;
-    const failed = store.transaction(async () => {
+    const failed = store.transaction(async (unit) => {
+      const c = unit.collection(views);
       await c.updateOne({ _id: id }, { $inc: { forecasts: 5 } });
       await c.insertOne(view(2));
       throw new Error('the batch failed');
     });
     await expect(failed).rejects.toThrow('the batch failed');
-    await store.transaction(async () => {
+    await store.transaction(async (unit) => {
+      const c = unit.collection(views);
       await c.updateOne({ _id: id }, { $inc: { forecasts: 1 } });
       expect(await c.findOne({ _id: view(2)._id })).toBeNull();
     });
     expect((await c.findOne({ _id: id }))?.forecasts).toBe(1);
     await store.drop(['views']);
-    await store.transaction(async () => {
+    await store.transaction(async (unit) => {
+      const c = unit.collection(views);
       expect(await c.findOne({ _id: id })).toBeNull();
       await c.updateOne({ _id: id }, { $inc: { forecasts: 1 } }, { upsert: true });
     });
@@ -215,7 +253,8 @@ describe('sqlite document store', () => {
   it('serves sort + limit over $in values as a merge of index ranges, and the rest from indexes, without sorting', async () => {
     const store = open();
     const c = store.collection(views);
-    await store.transaction(async () => {
+    await store.transaction(async (unit) => {
+      const c = unit.collection(views);
       for (let i = 0; i < 2000; i++) await c.insertOne(view(i));
     });
     const sort = { activityAt: -1, _id: -1 } as const;
@@ -234,7 +273,8 @@ describe('sqlite document store', () => {
   it('finds the newest documents holding a common array value by walking the sort order, and a rare one from its few documents', async () => {
     const store = open();
     const c = store.collection(views);
-    await store.transaction(async () => {
+    await store.transaction(async (unit) => {
+      const c = unit.collection(views);
       for (let i = 0; i < 2000; i++) await c.insertOne({ ...view(i), terms: i % 2 === 0 ? ['even'] : i % 400 === 7 ? ['odd', 'rare'] : ['odd'] });
     });
     const sort = { activityAt: -1, _id: -1 } as const;
@@ -254,12 +294,14 @@ describe('sqlite document store', () => {
     const c = store.collection(views);
     const sort = { activityAt: -1, _id: -1 } as const;
     const newest = async () => (await c.find({ groupSlug: { $in: ['g1', 'g2'] } }, { sort, limit: 2 })).map((d) => `${d._id}:${d.forecasts}`);
-    await store.transaction(async () => {
+    await store.transaction(async (unit) => {
+      const c = unit.collection(views);
       for (let i = 0; i < 100; i++) await c.insertOne(view(i));
     });
     expect(await newest()).toEqual(['c00082:0', 'c00081:0']);
     expect(await newest()).toEqual(['c00082:0', 'c00081:0']);
-    await store.transaction(async () => {
+    await store.transaction(async (unit) => {
+      const c = unit.collection(views);
       await c.updateOne({ _id: 'c00081' }, { $inc: { forecasts: 1 } });
     });
     expect(await newest()).toEqual(['c00082:0', 'c00081:1']);
@@ -318,7 +360,8 @@ describe('sqlite document store', () => {
     await c.insertOne(view(1));
     expect((await c.findOne({ _id: 'c00001' }))?.forecasts).toBe(0);
     let late!: Promise<unknown>;
-    await store.transaction(async () => {
+    await store.transaction(async (unit) => {
+      const c = unit.collection(views);
       await c.updateOne({ _id: 'c00001' }, { $set: { forecasts: 1 } });
       // Not awaited inside the unit: it would commit on its own, outside the unit's atomicity.
       late = new Promise((resolve) => setTimeout(resolve, 20)).then(() => c.updateOne({ _id: 'c00001' }, { $set: { forecasts: 2 } }));
@@ -334,7 +377,8 @@ describe('sqlite document store', () => {
       const c = store.collection(views);
       const id = view(1)._id;
       await c.insertOne(view(1));
-      await store.transaction(async () => {
+      await store.transaction(async (unit) => {
+        const c = unit.collection(views);
         await c.updateOne({ _id: id }, { $inc: { forecasts: 1 } });
         // A query writes the unit's documents to the table first.
         await c.find({ groupSlug: 'g1' });
@@ -344,7 +388,7 @@ describe('sqlite document store', () => {
       });
       expect(await c.findOne({ _id: id })).toMatchObject({ forecasts: 1 });
       expect(await c.findOne({ _id: id })).not.toHaveProperty('ghost');
-      await store.transaction(() => c.updateOne({ _id: id }, { $inc: { forecasts: 1 } }));
+      await store.transaction((unit) => unit.collection(views).updateOne({ _id: id }, { $inc: { forecasts: 1 } }));
       expect(await c.findOne({ _id: id })).not.toHaveProperty('ghost');
       expect(await c.countDocuments({ ghost: 'boo' } as never)).toBe(0);
       expect((await c.findOne({ _id: id }))?.forecasts).toBe(2);
@@ -356,12 +400,12 @@ describe('sqlite document store', () => {
       const c = store.collection(views);
       const id = view(1)._id;
       await c.insertOne(view(1));
-      await store.transaction(() => c.updateOne({ _id: id }, { $set: { forecasts: Number.NaN, question: 'q' } }));
+      await store.transaction((unit) => unit.collection(views).updateOne({ _id: id }, { $set: { forecasts: Number.NaN, question: 'q' } }));
       expect((await c.findOne({ _id: id }))?.forecasts).toBeNull();
-      await store.transaction(() => c.updateOne({ _id: id }, { $set: { forecasts: -0 } }));
+      await store.transaction((unit) => unit.collection(views).updateOne({ _id: id }, { $set: { forecasts: -0 } }));
       expect(Object.is((await c.findOne({ _id: id }))?.forecasts, 0)).toBe(true);
       // The next unit starts from what is stored too.
-      await store.transaction(() => c.updateOne({ _id: id }, { $inc: { forecasts: 2 } }));
+      await store.transaction((unit) => unit.collection(views).updateOne({ _id: id }, { $inc: { forecasts: 2 } }));
       expect((await c.findOne({ _id: id }))?.forecasts).toBe(2);
     });
   }
@@ -374,18 +418,21 @@ describe('sqlite document store', () => {
       const c = store.collection(views);
       await c.insertOne(view(1));
       await store.beginBulkLoad([]);
-      await store.transaction(async () => {
+      await store.transaction(async (unit) => {
+        const c = unit.collection(views);
         await c.updateOne({ _id: 'c00001' }, { $inc: { forecasts: 1 } });
         await c.insertOne(view(2));
       }, { defer: true });
-      const seenInside = await store.transaction(async () => {
+      const seenInside = await store.transaction(async (unit) => {
+        const c = unit.collection(views);
         await c.updateOne({ _id: 'c00001' }, { $inc: { forecasts: 1 } });
         return [(await c.findOne({ _id: 'c00001' }))?.forecasts, await c.countDocuments({})];
       }, { defer: true });
       expect(seenInside).toEqual([2, 2]);
       expect(await forecastsOf(store, 'c00001')).toBe(0);
       expect(await c.findOne({ _id: 'c00002' })).toBeNull();
-      await store.transaction(async () => {
+      await store.transaction(async (unit) => {
+        const c = unit.collection(views);
         await c.updateOne({ _id: 'c00002' }, { $inc: { forecasts: 10 } });
       });
       expect(await forecastsOf(store, 'c00001')).toBe(2);
@@ -397,12 +444,12 @@ describe('sqlite document store', () => {
       const store = open(path);
       const c = store.collection(views);
       await store.beginBulkLoad(['views']);
-      await store.transaction(() => c.insertOne(view(1)), { defer: true });
+      await store.transaction((unit) => unit.collection(views).insertOne(view(1)), { defer: true });
       expect(await c.countDocuments({})).toBe(0);
       await store.endBulkLoad();
       expect(await c.countDocuments({})).toBe(1);
       await store.beginBulkLoad([]);
-      await store.transaction(() => c.insertOne(view(2)), { defer: true });
+      await store.transaction((unit) => unit.collection(views).insertOne(view(2)), { defer: true });
       await store.close();
       const reopened = open(path);
       expect(await reopened.collection(views).countDocuments({})).toBe(2);
@@ -413,8 +460,9 @@ describe('sqlite document store', () => {
       const store = open(path);
       const c = store.collection(views);
       await c.insertOne(view(1));
-      await store.transaction(() => c.updateOne({ _id: 'c00001' }, { $inc: { forecasts: 1 } }), { defer: true });
-      const failing = store.transaction(async () => {
+      await store.transaction((unit) => unit.collection(views).updateOne({ _id: 'c00001' }, { $inc: { forecasts: 1 } }), { defer: true });
+      const failing = store.transaction(async (unit) => {
+        const c = unit.collection(views);
         await c.insertOne(view(2));
         throw new Error('disk full');
       }, { defer: true });
@@ -425,8 +473,8 @@ describe('sqlite document store', () => {
       // Whoever deferred them counted them as applied: nothing may commit after them.
       const lost = await failing.catch((error: unknown) => error);
       for (const write of [
-        () => store.transaction(() => c.updateOne({ _id: 'c00001' }, { $inc: { forecasts: 5 } }), { defer: true }),
-        () => store.transaction(() => c.updateOne({ _id: 'c00001' }, { $inc: { forecasts: 5 } })),
+        () => store.transaction((unit) => unit.collection(views).updateOne({ _id: 'c00001' }, { $inc: { forecasts: 5 } }), { defer: true }),
+        () => store.transaction((unit) => unit.collection(views).updateOne({ _id: 'c00001' }, { $inc: { forecasts: 5 } })),
         () => c.insertOne(view(3)),
         () => store.drop(['views']),
         () => store.endBulkLoad(),
@@ -444,15 +492,16 @@ describe('sqlite document store', () => {
       const store = openSqliteDocumentStore({ path: file(), deferredDocuments: 3 });
       opened.push(store);
       const c = store.collection(views);
-      await store.transaction(() => c.insertOne(view(1)), { defer: true });
-      await store.transaction(() => c.insertOne(view(2)), { defer: true });
+      await store.transaction((unit) => unit.collection(views).insertOne(view(1)), { defer: true });
+      await store.transaction((unit) => unit.collection(views).insertOne(view(2)), { defer: true });
       expect(await c.countDocuments({})).toBe(0);
-      await store.transaction(async () => {
+      await store.transaction(async (unit) => {
+        const c = unit.collection(views);
         await c.insertOne(view(3));
         await c.insertOne(view(4));
       }, { defer: true });
       expect(await c.countDocuments({})).toBe(4);
-      await store.transaction(() => c.insertOne(view(5)), { defer: true });
+      await store.transaction((unit) => unit.collection(views).insertOne(view(5)), { defer: true });
       expect(await c.countDocuments({})).toBe(4);
     });
 
@@ -460,7 +509,8 @@ describe('sqlite document store', () => {
       const store = open();
       const c = store.collection(views);
       await store.beginBulkLoad(['views']);
-      await store.transaction(async () => {
+      await store.transaction(async (unit) => {
+        const c = unit.collection(views);
         for (let i = 0; i < 12_000; i++) await c.insertOne(view(i));
       }, { defer: true });
       let turns = 0;
@@ -480,7 +530,8 @@ describe('sqlite document store', () => {
       const store = open();
       const c = store.collection(views);
       let late!: Promise<unknown>;
-      await store.transaction(async () => {
+      await store.transaction(async (unit) => {
+        const c = unit.collection(views);
         await c.insertOne(view(1));
         late = new Promise((resolve) => setTimeout(resolve, 20)).then(() => c.insertOne(view(2)));
       }, { defer: true });
@@ -491,29 +542,29 @@ describe('sqlite document store', () => {
 
     it('answer in a bulk-loaded collection as committed units do, whether it started empty or not, and across commits', async () => {
       const ops = async (store: SqliteDocumentStore, defer: boolean, seeded: boolean) => {
-        const c = store.collection(views);
-        const firstFour = async () => {
+        const firstFour = async (c: Collection<View>) => {
           for (let i = 1; i <= 4; i++) await c.insertOne(view(i));
         };
-        if (seeded) await firstFour();
+        if (seeded) await firstFour(store.collection(views));
         await store.beginBulkLoad(['views']);
-        const batches: (() => Promise<unknown>)[] = [
-          async () => (seeded ? c.countDocuments({}) : firstFour()),
-          () => c.updateOne({ _id: 'c00010' }, { $inc: { forecasts: 1 }, $setOnInsert: { groupSlug: 'g1', activityAt: '2026-02-01T00:00:00.000Z', question: 'q', terms: ['all'] } }, { upsert: true }),
-          () => c.updateOne({ _id: 'c00001' }, { $inc: { forecasts: 2 } }),
-          async () => {
+        // Each batch works in its unit's collection.
+        const batches: ((c: Collection<View>) => Promise<unknown>)[] = [
+          async (c) => (seeded ? c.countDocuments({}) : firstFour(c)),
+          (c) => c.updateOne({ _id: 'c00010' }, { $inc: { forecasts: 1 }, $setOnInsert: { groupSlug: 'g1', activityAt: '2026-02-01T00:00:00.000Z', question: 'q', terms: ['all'] } }, { upsert: true }),
+          (c) => c.updateOne({ _id: 'c00001' }, { $inc: { forecasts: 2 } }),
+          async (c) => {
             await c.deleteOne({ _id: 'c00002' });
             await c.insertOne(view(11));
             return c.find({ terms: 'all' }, { sort: { activityAt: -1, _id: -1 }, limit: 3 });
           },
-          () => c.updateMany({ groupSlug: 'g1' }, { $inc: { forecasts: 1 } }),
-          () => c.replaceOne({ _id: 'c00012' }, view(12), { upsert: true }),
-          () => c.findOne({ _id: 'c00003' }),
+          (c) => c.updateMany({ groupSlug: 'g1' }, { $inc: { forecasts: 1 } }),
+          (c) => c.replaceOne({ _id: 'c00012' }, view(12), { upsert: true }),
+          (c) => c.findOne({ _id: 'c00003' }),
         ];
         const answers: unknown[] = [];
-        for (const batch of batches) answers.push(await store.transaction(batch, { defer }));
+        for (const batch of batches) answers.push(await store.transaction((unit) => batch(unit.collection(views)), { defer }));
         await store.endBulkLoad();
-        return { answers, docs: await c.find({}, { sort: { _id: 1 } }) };
+        return { answers, docs: await store.collection(views).find({}, { sort: { _id: 1 } }) };
       };
       const make = (deferredDocuments?: number) => {
         const store = openSqliteDocumentStore({ path: file(), ...(deferredDocuments ? { deferredDocuments } : {}) });

@@ -1,5 +1,4 @@
 import Database from 'better-sqlite3';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import {
   DeferredUnitsLostError,
@@ -10,6 +9,7 @@ import {
   type Doc,
   type DocumentStore,
   type Filter,
+  type UnitOfWork,
   type UpdateResult,
 } from '../ports/document-store.ts';
 import { LRUCache } from 'lru-cache';
@@ -386,7 +386,7 @@ class Unit {
   readonly entries = new Map<Table, Map<string, Entry>>();
   /** True while the unit's SQLite transaction is open (SQLite rolls it back by itself on some errors: disk full, I/O). */
   constructor(private readonly open: () => boolean) {}
-  /** Committed or rolled back: a write still made in its async context is a bug (it would escape the unit). */
+  /** Committed or rolled back: a write still made through its collections is a bug (it would escape the unit). */
   ended = false;
   /** Ids written to the database, by table: they leave the document cache when the unit ends. */
   readonly written = new Map<Table, Set<string>>();
@@ -467,13 +467,15 @@ class Unit {
 }
 
 /**
- * A unit of work as the code running in it sees it. A deferred run's scope ends when its function
- * returns, while its unit goes on with the next deferred run: a write its code makes later (not
- * awaited inside) is refused, as after any unit's end.
+ * A unit of work as the function given to `transaction` sees it: its collections. The scope ends
+ * when that function returns (a deferred run's unit goes on with the next deferred run): a write
+ * through its collections made later (not awaited inside) is refused, as after any unit's end.
  */
 interface Scope {
   readonly unit: Unit;
   ended: boolean;
+  /** Its collections, by their spec, made at their first use. */
+  readonly collections: Map<CollectionSpec<Doc>, Collection<Doc>>;
 }
 
 /** The unit the running code may still work in: none outside units, or once its scope ended. */
@@ -648,7 +650,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   const deferred = new Set<string>();
   /** Tables set up inside the open transaction: a rollback undoes their DDL, so they are set up again. */
   const setUpInTransaction = new Set<string>();
-  const scopes = new AsyncLocalStorage<Scope>();
+  /** Those of them the transaction created: the reader cannot see them until it commits (they hold nothing committed). */
+  const createdInTransaction = new Set<string>();
   const cache = new DocumentCache((options.documentCacheMiB ?? 16) * 1024 * 1024);
   /**
    * Answers of committed finds by their SQL and parameters, each with the generation of its
@@ -712,9 +715,12 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     if (closed) throw new Error('the document store is closed');
     let found = tables.get(spec.name);
     if (!found) {
+      const inTransaction = writer.db.inTransaction;
+      const isNew = inTransaction && !writer.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(spec.name);
       found = new Table(spec.name, spec, writer, deferred.has(spec.name));
       tables.set(spec.name, found);
-      if (writer.db.inTransaction) setUpInTransaction.add(spec.name);
+      if (inTransaction) setUpInTransaction.add(spec.name);
+      if (isNew) createdInTransaction.add(spec.name);
     } else if (found.spec !== spec && JSON.stringify(found.spec) !== JSON.stringify(spec)) {
       throw new Error(`collection ${spec.name} is declared twice, differently`);
     }
@@ -722,8 +728,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   }
 
   /** Runs a write as part of the current unit, or as a unit of its own. */
-  async function writing<R>(fn: (unit: Unit) => R): Promise<R> {
-    const scope = scopes.getStore();
+  async function writing<R>(scope: Scope | undefined, fn: (unit: Unit) => R): Promise<R> {
     const unit = live(scope);
     if (scope && !unit) throw new Error('a write after its unit of work ended: await every write inside the unit');
     if (unit) return fn(unit);
@@ -757,6 +762,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       throw error;
     }
     setUpInTransaction.clear();
+    createdInTransaction.clear();
     committedUnit(unit);
     return result;
   }
@@ -766,6 +772,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     if (writer.db.inTransaction) writer.db.exec('ROLLBACK');
     for (const name of setUpInTransaction) tables.delete(name);
     setUpInTransaction.clear();
+    createdInTransaction.clear();
   }
 
   /**
@@ -784,6 +791,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     }
     held = null;
     setUpInTransaction.clear();
+    createdInTransaction.clear();
     ended(unit);
   }
 
@@ -838,7 +846,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     return entry;
   }
 
-  function select(t: Table, filter: JsonObject, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number }): { sql: string; params: unknown[] } {
+  /** The SQL of a find, planned on what `db` holds (the writer inside a unit: it sees the unit's tables). */
+  function select(db: Connection, t: Table, filter: JsonObject, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number }): { sql: string; params: unknown[] } {
     const limit = options.limit ?? 0;
     const skip = options.skip ?? 0;
     const merged = mergePlan(t, filter, options.sort, limit);
@@ -854,7 +863,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       return { sql: `SELECT id, doc FROM (${arms.join(' UNION ALL ')} ORDER BY ${order} LIMIT ? OFFSET ?)`, params };
     }
     const params: unknown[] = [];
-    const where = compileFilter(t, filter, params, '', membershipFor(t, filter, limit > 0 && options.sort ? limit + skip : 0));
+    const where = compileFilter(t, filter, params, '', membershipFor(db, t, filter, limit > 0 && options.sort ? limit + skip : 0));
     let sql = `SELECT id, doc FROM ${t.q} WHERE ${where}${compileSort(t, options.sort)}`;
     if (limit > 0 || skip > 0) {
       sql += ' LIMIT ? OFFSET ?';
@@ -872,21 +881,20 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
    * walk reads about wanted × size / matches rows); the rarest value asked for decides, counted
    * from the multikey index up to that bound.
    */
-  function membershipFor(t: Table, filter: JsonObject, wanted: number): Membership {
+  function membershipFor(db: Connection, t: Table, filter: JsonObject, wanted: number): Membership {
     if (wanted === 0 || t.multikey.size === 0) return 'in';
     const values = multikeyValues(t, filter);
     if (values.length === 0) return 'in';
-    const size = (committed().prepare(`SELECT max(rid) FROM ${t.q}`).pluck().get() as number | null) ?? 0;
+    const size = (db.prepare(`SELECT max(rid) FROM ${t.q}`).pluck().get() as number | null) ?? 0;
     const bound = Math.max(64, Math.ceil(Math.sqrt(wanted * size)));
     for (const [side, value] of values) {
-      const count = committed().prepare(`SELECT count(*) FROM (SELECT 1 FROM ${side} WHERE k = ? LIMIT ?)`).pluck().get(sqlValue(value), bound) as number;
+      const count = db.prepare(`SELECT count(*) FROM (SELECT 1 FROM ${side} WHERE k = ? LIMIT ?)`).pluck().get(sqlValue(value), bound) as number;
       if (count < bound) return 'in';
     }
     return 'exists';
   }
 
-  function query(t: Table, filter: JsonObject, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number; projection?: Record<string, 1> }): JsonObject[] {
-    const unit = live(scopes.getStore());
+  function query(unit: Unit | undefined, t: Table, filter: JsonObject, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number; projection?: Record<string, 1> }): JsonObject[] {
     if (unit) {
       const id = pinnedId(filter);
       if (id !== null && !options.skip) {
@@ -898,13 +906,13 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     // In memory the reader is the writer: while a unit is open it sees the unit's flushed writes,
     // which the cache must neither serve over nor keep.
     if (unit || (memory && writer.db.inTransaction)) {
-      const { sql, params } = select(t, filter, options);
+      const { sql, params } = select(writer, t, filter, options);
       const rows = writer.prepare(sql).all(...params) as Row[];
       return rows.map((row) => project(JSON.parse(row.doc) as JsonObject, options.projection));
     }
     // A table made inside the open unit (a collection dropped for a rebuild, made again by its
     // first batch) holds nothing committed, and the reader cannot see it yet.
-    if (setUpInTransaction.has(t.name)) return [];
+    if (createdInTransaction.has(t.name)) return [];
     // Committed data: documents come from the cache when it has them.
     const ids = idsOnly(filter, options);
     if (ids) {
@@ -927,8 +935,9 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     const generation = generations.get(t.name) ?? 0;
     const known = key === null ? undefined : answers?.get(key);
     if (known && known.generation === generation) return committedByIds(t, known.ids).map((doc) => project(doc, options.projection));
-    const { sql, params } = select(t, filter, options);
-    const rows = committed().prepare(sql).all(...params) as Row[];
+    const db = committed();
+    const { sql, params } = select(db, t, filter, options);
+    const rows = db.prepare(sql).all(...params) as Row[];
     if (key !== null && rows.length <= ANSWER_MAX_IDS) answers?.set(key, { generation, ids: rows.map((row) => row.id) });
     return rows.map((row) => project(cache.parsed(t.name, row.id, row.doc), options.projection));
   }
@@ -979,7 +988,23 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     return id;
   }
 
-  function collection<T extends Doc>(spec: CollectionSpec<T>): Collection<T> {
+  /** What `transaction` hands its function: the collections of its scope, each made once. */
+  function unitOfWork(scope: Scope): UnitOfWork {
+    return {
+      collection<T extends Doc>(spec: CollectionSpec<T>): Collection<T> {
+        const base = spec as unknown as CollectionSpec<Doc>;
+        let found = scope.collections.get(base);
+        if (!found) scope.collections.set(base, (found = collection(base, scope)));
+        return found as unknown as Collection<T>;
+      },
+    };
+  }
+
+  /**
+   * The store's own collection (no scope: committed reads, each write a unit of its own), or one
+   * of a unit of work (its scope: reads see the unit's writes, writes join it).
+   */
+  function collection<T extends Doc>(spec: CollectionSpec<T>, scope?: Scope): Collection<T> {
     const base = spec as unknown as CollectionSpec<Doc>;
     table(base);
     const t = () => table(base);
@@ -989,14 +1014,14 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     const handle = {
       name: spec.name,
 
-      inAtomicUnit: () => scopes.getStore() !== undefined,
+      inAtomicUnit: () => scope !== undefined,
 
       async findOne(filter: unknown, options: { sort?: Record<string, 1 | -1>; projection?: Record<string, 1> } = {}) {
-        return query(t(), asFilter(filter), { ...options, limit: 1 })[0] ?? null;
+        return query(live(scope), t(), asFilter(filter), { ...options, limit: 1 })[0] ?? null;
       },
 
       async find(filter: unknown, options: { sort?: Record<string, 1 | -1>; skip?: number; limit?: number; projection?: Record<string, 1> } = {}) {
-        return query(t(), asFilter(filter), options);
+        return query(live(scope), t(), asFilter(filter), options);
       },
 
       async byIds(ids: readonly string[]) {
@@ -1006,17 +1031,18 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         const tb = t();
         // Inside a unit of work (or while the in-memory writer is in one), through query: it sees
         // the unit's own writes.
-        const throughQuery = live(scopes.getStore()) !== undefined || (memory && writer.db.inTransaction) || setUpInTransaction.has(tb.name);
-        const docs = throughQuery ? query(tb, { _id: { $in: [...ids] } }, {}) : committedByIds(tb, ids);
+        const unit = live(scope);
+        const throughQuery = unit !== undefined || (memory && writer.db.inTransaction) || createdInTransaction.has(tb.name);
+        const docs = throughQuery ? query(unit, tb, { _id: { $in: [...ids] } }, {}) : committedByIds(tb, ids);
         for (const doc of docs) found.set(doc._id as string, doc);
         return found;
       },
 
       async countDocuments(filter?: unknown) {
         const tb = t();
-        const unit = live(scopes.getStore());
+        const unit = live(scope);
         if (unit) unit.flush(tb);
-        else if (!memory && setUpInTransaction.has(tb.name)) return 0;
+        else if (!memory && createdInTransaction.has(tb.name)) return 0;
         const params: unknown[] = [];
         const where = compileFilter(tb, asFilter(filter), params);
         return (unit ? writer : committed()).prepare(`SELECT count(*) FROM ${tb.q} WHERE ${where}`).pluck().get(...params) as number;
@@ -1025,9 +1051,9 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       async countBy(filter: unknown, field: string) {
         const tb = t();
         if (tb.arrays.has(field)) throw new Error(`countBy groups by a text field, and ${tb.name}.${field} holds arrays`);
-        const unit = live(scopes.getStore());
+        const unit = live(scope);
         if (unit) unit.flush(tb);
-        else if (!memory && setUpInTransaction.has(tb.name)) return new Map<string | null, number>();
+        else if (!memory && createdInTransaction.has(tb.name)) return new Map<string | null, number>();
         const params: unknown[] = [];
         const where = compileFilter(tb, asFilter(filter), params);
         const sql = `SELECT ${fieldExpr(tb, field)}, count(*) FROM ${tb.q} WHERE ${where} GROUP BY 1`;
@@ -1035,7 +1061,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       },
 
       insertOne(doc: T) {
-        return writing((unit) => {
+        return writing(scope, (unit) => {
           const tb = t();
           const copy = cloneJson(doc) as unknown as JsonObject;
           tb.check(copy);
@@ -1047,7 +1073,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       },
 
       replaceOne(filter: unknown, doc: T, options: { upsert?: boolean } = {}) {
-        return writing((unit): UpdateResult => {
+        return writing(scope, (unit): UpdateResult => {
           const tb = t();
           const f = asFilter(filter);
           const [id] = matchingIds(unit, tb, f, 1);
@@ -1070,19 +1096,19 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       },
 
       updateOne(filter: unknown, update: unknown, options: { upsert?: boolean } = {}) {
-        return writing((unit) => updateWhere(unit, t(), asFilter(filter), asUpdate(update), { upsert: options.upsert ?? false, many: false }));
+        return writing(scope, (unit) => updateWhere(unit, t(), asFilter(filter), asUpdate(update), { upsert: options.upsert ?? false, many: false }));
       },
 
       updateMany(filter: unknown, update: unknown) {
-        return writing((unit) => updateWhere(unit, t(), asFilter(filter), asUpdate(update), { upsert: false, many: true }));
+        return writing(scope, (unit) => updateWhere(unit, t(), asFilter(filter), asUpdate(update), { upsert: false, many: true }));
       },
 
       deleteOne(filter: unknown) {
-        return writing((unit) => deleteWhere(unit, t(), asFilter(filter), 1));
+        return writing(scope, (unit) => deleteWhere(unit, t(), asFilter(filter), 1));
       },
 
       deleteMany(filter?: unknown) {
-        return writing((unit) => deleteWhere(unit, t(), asFilter(filter), 0));
+        return writing(scope, (unit) => deleteWhere(unit, t(), asFilter(filter), 0));
       },
     };
     return handle as unknown as Collection<T>;
@@ -1129,17 +1155,17 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
    * Casties' own read models from 570k events 31.7 -> 28.9 s; with 300,000 documents held, 18.8
    * and 26.8 s, for 370 MB more memory.
    */
-  async function runDeferred<R>(fn: () => Promise<R>): Promise<R> {
+  async function runDeferred<R>(fn: (unit: UnitOfWork) => Promise<R>): Promise<R> {
     if (lost) throw lost;
     let unit = held;
     if (!unit) {
       writer.db.exec('BEGIN IMMEDIATE');
       unit = held = new Unit(open);
     }
-    const scope: Scope = { unit, ended: false };
+    const scope: Scope = { unit, ended: false, collections: new Map() };
     let result: R;
     try {
-      result = await scopes.run(scope, fn);
+      result = await fn(unitOfWork(scope));
       // A statement inside may have failed so that SQLite rolled everything back by itself.
       if (!open()) throw new Error('SQLite rolled the deferred units back (disk full or I/O error)');
     } catch (error) {
@@ -1157,12 +1183,18 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     // In memory, reads outside a unit go to the writer, and see a unit's writes before it commits.
     committedVersion: () => (memory ? null : version),
 
-    async transaction<R>(fn: () => Promise<R>, options: { defer?: boolean } = {}): Promise<R> {
-      if (scopes.getStore()) throw new Error('units of work do not nest');
+    async transaction<R>(fn: (unit: UnitOfWork) => Promise<R>, options: { defer?: boolean } = {}): Promise<R> {
       const release = await mutex.lock();
       try {
         if (options.defer) return await runDeferred(fn);
-        return await ownUnit((unit) => scopes.run({ unit, ended: false }, fn));
+        return await ownUnit(async (unit) => {
+          const scope: Scope = { unit, ended: false, collections: new Map() };
+          try {
+            return await fn(unitOfWork(scope));
+          } finally {
+            scope.ended = true;
+          }
+        });
       } finally {
         release();
       }
@@ -1256,6 +1288,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
           }
           writer.db.exec('COMMIT');
           setUpInTransaction.clear();
+          createdInTransaction.clear();
         } catch (error) {
           rollback();
           throw error;
@@ -1274,7 +1307,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
 
     explain(spec, filter, options = {}) {
       const t = table(spec as unknown as CollectionSpec<Doc>);
-      const { sql, params } = select(t, filter as JsonObject, options);
+      const { sql, params } = select(reader, t, filter as JsonObject, options);
       return (reader.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail);
     },
 

@@ -50,10 +50,10 @@ class Log {
 
 async function project(log: Log, options: { times?: number; order?: (records: Logged[]) => Logged[] } = {}): Promise<{ store: DocumentStore; dir: GroupDirectory }> {
   const store = openSqliteDocumentStore({ path: ':memory:' });
-  const projections: Projection[] = [...peopleProjections(store), ...groupsProjections(store)];
+  const projections: Projection[] = [...peopleProjections(), ...groupsProjections()];
   for (const r of (options.order ?? ((x) => x))(log.records)) {
     for (let i = 0; i < (options.times ?? 1); i++) {
-      for (const p of projections) if (p.topics.includes(r.record.topic)) await p.apply(r.event, r.envelope, r.record);
+      for (const p of projections) if (p.topics.includes(r.record.topic)) await p.apply(r.event, r.envelope, r.record, store);
     }
   }
   return { store, dir: new GroupDirectory(store) };

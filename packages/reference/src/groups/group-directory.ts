@@ -1,5 +1,5 @@
 import { DomainError, GROUPS_TOPIC, messages, type GroupAccess, type GroupObject } from '@castie/contracts';
-import { instantKey, keysetPage, type DocumentStore, type KeysetPage, type PageRequest, type ReadModels } from '@castie/platform';
+import { instantKey, keysetPage, type Collections, type KeysetPage, type PageRequest, type ReadModels } from '@castie/platform';
 import { People } from '../people/people.ts';
 import { GROUP_MEMBERSHIPS, GROUP_SCORES, GROUPS, membershipId, type GroupDoc, type GroupScoreDoc, type MembershipDoc } from './groups-projection.ts';
 
@@ -20,7 +20,7 @@ const byName = (a: GroupDoc, b: GroupDoc) => a.groupNameLower.localeCompare(b.gr
 
 /**
  * Questions about groups, answered from the running service's own copy (rule 2), which
- * `groupsProjections(store)` keeps and which needs `peopleProjections(store)` on the same store
+ * `groupsProjections()` keeps and which needs `peopleProjections()` on the same store
  * (friendsCount and follower lists use people and friendships).
  *
  * Rules it encodes (spec + decisions.md):
@@ -51,7 +51,7 @@ export class GroupDirectory {
    * created a moment ago must not be answered 404 by a copy that merely lags.
    */
   constructor(
-    store: DocumentStore,
+    store: Collections,
     people: People = new People(store),
     private readonly readModels?: Pick<ReadModels, 'catchUp'>,
   ) {

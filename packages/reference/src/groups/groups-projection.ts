@@ -1,5 +1,5 @@
 import { CASTIES_TOPIC, GROUPS_TOPIC, IDENTITY_TOPIC, type CastieEvent, type GroupEvent, type IdentityEvent } from '@castie/contracts';
-import { collectionSpec, updateOnce, type Doc, type DocumentStore, type Projection } from '@castie/platform';
+import { collectionSpec, updateOnce, type Doc, type Projection } from '@castie/platform';
 
 /** One group as every service that shows groups knows it. `_id` is the slug. */
 export interface GroupDoc extends Doc {
@@ -107,11 +107,7 @@ function followerDelta(type: GroupEvent['type']): number {
  * and followersCount = memberships that follow and whose user is not deleted, whether the
  * deletion is applied before or after the follows.
  */
-export function groupsProjection(store: DocumentStore): Projection {
-  const groups = store.collection(GROUPS);
-  const memberships = store.collection(GROUP_MEMBERSHIPS);
-  const scores = store.collection(GROUP_SCORES);
-  const deleted = store.collection(GROUP_DELETED_USERS);
+export function groupsProjection(): Projection {
   const seed = (slug: string, skip: readonly string[]): Partial<GroupDoc> => Object.fromEntries(Object.entries({ ...groupSeed, slug }).filter(([k]) => !skip.includes(k)));
 
   return {
@@ -119,7 +115,11 @@ export function groupsProjection(store: DocumentStore): Projection {
     version: 1,
     topics: [GROUPS_TOPIC, CASTIES_TOPIC, IDENTITY_TOPIC],
     collections: [GROUPS, GROUP_MEMBERSHIPS, GROUP_SCORES, GROUP_DELETED_USERS],
-    async apply(event, envelope, record) {
+    async apply(event, envelope, record, unit) {
+      const groups = unit.collection(GROUPS);
+      const memberships = unit.collection(GROUP_MEMBERSHIPS);
+      const scores = unit.collection(GROUP_SCORES);
+      const deleted = unit.collection(GROUP_DELETED_USERS);
       if (record.topic === GROUPS_TOPIC) {
         const e = event as GroupEvent;
         switch (e.type) {

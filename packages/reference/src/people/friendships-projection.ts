@@ -1,5 +1,5 @@
 import { SOCIAL_TOPIC, type SocialEvent } from '@castie/contracts';
-import { collectionSpec, DuplicateKeyError, updateOnce, type Doc, type DocumentStore, type LogRecord, type Projection } from '@castie/platform';
+import { collectionSpec, DuplicateKeyError, updateOnce, type Doc, type LogRecord, type Projection, type UnitOfWork } from '@castie/platform';
 
 /**
  * What two people are to each other (ids sorted into `users`): a pending request, friends, or
@@ -39,12 +39,11 @@ export const pairId = (a: string, b: string): string => (a < b ? `${a}-${b}` : `
  * order; a document only moves forward in its stream's versions, so redelivered events (rule 5),
  * even one alone after newer ones, change nothing.
  */
-export function friendshipsProjection(store: DocumentStore): Projection {
-  const friendships = store.collection(FRIENDSHIPS);
-  const lists = store.collection(FRODAD_LISTS);
-
+export function friendshipsProjection(): Projection {
   /** Writes the pair's new state unless a newer one is there, and both people's frodad lists. */
-  async function write(doc: FriendshipDoc, record: LogRecord): Promise<void> {
+  async function write(unit: UnitOfWork, doc: FriendshipDoc, record: LogRecord): Promise<void> {
+    const friendships = unit.collection(FRIENDSHIPS);
+    const lists = unit.collection(FRODAD_LISTS);
     const { _id, ...fields } = doc;
     try {
       await friendships.updateOne({ _id, $or: [{ version: { $exists: false } }, { version: { $lt: doc.version } }] }, { $set: fields }, { upsert: true });
@@ -66,7 +65,7 @@ export function friendshipsProjection(store: DocumentStore): Projection {
     version: 2,
     topics: [SOCIAL_TOPIC],
     collections: [FRIENDSHIPS, FRODAD_LISTS],
-    async apply(event, envelope, record) {
+    async apply(event, envelope, record, unit) {
       const e = event as SocialEvent;
       const at = { since: envelope.occurredAt, version: envelope.streamVersion };
       switch (e.type) {
@@ -75,11 +74,11 @@ export function friendshipsProjection(store: DocumentStore): Projection {
         case 'FrodadRequestRejected': {
           const { fromId, toId } = e.data;
           const status = e.type === 'FrodadRequested' ? 'requested' : e.type === 'FrodadRequestAccepted' ? 'friends' : 'none';
-          return write({ _id: pairId(fromId, toId), users: [fromId, toId].sort() as [string, string], status, fromId, toId, ...at }, record);
+          return write(unit, { _id: pairId(fromId, toId), users: [fromId, toId].sort() as [string, string], status, fromId, toId, ...at }, record);
         }
         case 'FrodadRemoved': {
           const { byId, otherId } = e.data;
-          return write({ _id: pairId(byId, otherId), users: [byId, otherId].sort() as [string, string], status: 'none', fromId: byId, toId: otherId, ...at }, record);
+          return write(unit, { _id: pairId(byId, otherId), users: [byId, otherId].sort() as [string, string], status: 'none', fromId: byId, toId: otherId, ...at }, record);
         }
         default: {
           const unknown: never = e;

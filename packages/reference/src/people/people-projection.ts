@@ -1,5 +1,5 @@
 import { CASTIES_TOPIC, GROUPS_TOPIC, IDENTITY_TOPIC, type CastieEvent, type GroupEvent, type IdentityEvent } from '@castie/contracts';
-import { collectionSpec, updateOnce, type DocumentStore, type Projection, type Update } from '@castie/platform';
+import { collectionSpec, updateOnce, type Projection, type Update } from '@castie/platform';
 
 /** One person as the services that show people know them. */
 export interface PersonDoc {
@@ -45,8 +45,7 @@ const blank: Fields = { handle: '', handleLower: '', firstName: '', lastName: ''
  * created, forecast and scored). Counters are guarded per document by updateOnce, so a
  * redelivered event counts once.
  */
-export function peopleProjection(store: DocumentStore): Projection {
-  const people = store.collection(PEOPLE);
+export function peopleProjection(): Projection {
   // New documents get every field, whichever topic mentions the person first.
   // Built once per set of skipped fields: the replay asks for the same few thousands of times.
   const seeds = new Map<string, Partial<Fields>>();
@@ -62,7 +61,8 @@ export function peopleProjection(store: DocumentStore): Projection {
     version: 1,
     topics: [IDENTITY_TOPIC, GROUPS_TOPIC, CASTIES_TOPIC],
     collections: [PEOPLE],
-    async apply(event, _envelope, record) {
+    async apply(event, _envelope, record, unit) {
+      const people = unit.collection(PEOPLE);
       const set = async (userId: string, fields: Partial<Fields>) => updateOnce(people, userId, record, { $set: fields, $setOnInsert: seed(Object.keys(fields)) });
       const inc = async (userId: string, fields: NonNullable<Update<PersonDoc>['$inc']>) => updateOnce(people, userId, record, { $inc: fields, $setOnInsert: seed(Object.keys(fields)) });
 

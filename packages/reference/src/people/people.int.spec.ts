@@ -92,8 +92,8 @@ const world = history([
 ]);
 
 async function project(deliveries: readonly Delivery[], store: DocumentStore = openSqliteDocumentStore({ path: ':memory:' })): Promise<DocumentStore> {
-  const projections: Projection[] = peopleProjections(store);
-  for (const d of deliveries) for (const p of projections) if (p.topics.includes(d.record.topic)) await p.apply(d.event, d.envelope, d.record);
+  const projections: Projection[] = peopleProjections();
+  for (const d of deliveries) for (const p of projections) if (p.topics.includes(d.record.topic)) await p.apply(d.event, d.envelope, d.record, store);
   return store;
 }
 

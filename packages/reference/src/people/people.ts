@@ -1,5 +1,5 @@
 import { apiDate, apiTime, DomainError, IDENTITY_TOPIC, levelFor, messages, titleFor, type FriendStatus, type Frodad, type ProfileInfo } from '@castie/contracts';
-import { instantKey, keysetPage, listPageDefault, type DocumentStore, type Filter, type KeysetPage, type PageRequest, type ReadModels } from '@castie/platform';
+import { instantKey, keysetPage, listPageDefault, type Collections, type Filter, type KeysetPage, type PageRequest, type ReadModels } from '@castie/platform';
 import { FRIENDSHIPS, FRODAD_LISTS, pairId, type FriendshipDoc } from './friendships-projection.ts';
 import { PEOPLE, type PersonDoc } from './people-projection.ts';
 import { searchPeople } from './search.ts';
@@ -22,7 +22,7 @@ export class People {
    * and a 404 must not come from a copy that merely lags.
    */
   constructor(
-    store: DocumentStore,
+    store: Collections,
     private readonly timeZone = 'UTC',
     private readonly readModels?: Pick<ReadModels, 'catchUp'>,
   ) {

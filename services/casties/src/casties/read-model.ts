@@ -1,5 +1,5 @@
 import { CASTIES_TOPIC, type CastieEvent } from '@castie/contracts';
-import { collectionSpec, updateOnce, type Doc, type DocumentStore, type Projection, type Update } from '@castie/platform';
+import { collectionSpec, updateOnce, type Doc, type Projection, type Update } from '@castie/platform';
 import { createHash } from 'node:crypto';
 
 /**
@@ -102,14 +102,14 @@ function viewUpdate(update: Update<CastieView>): Update<CastieView> {
  * written so that the result does not depend on the order they arrive in ($max for times,
  * counters guarded by updateOnce).
  */
-export function castieViewsProjection(store: DocumentStore): Projection {
-  const views = store.collection(CASTIE_VIEWS);
+export function castieViewsProjection(): Projection {
   return {
     name: 'castie-views',
     version: 1,
     topics: [CASTIES_TOPIC],
     collections: [CASTIE_VIEWS],
-    async apply(event, _envelope, record) {
+    async apply(event, _envelope, record, unit) {
+      const views = unit.collection(CASTIE_VIEWS);
       const e = event as CastieEvent;
       switch (e.type) {
         case 'CastieCreated': {

@@ -36,7 +36,7 @@ const events: { streamId: string; event: CastieEvent }[] = [
 /** Applies events in the given order; each stream has its own partition with its own offsets. */
 async function build(order: number[]): Promise<DocumentStore> {
   const store = openSqliteDocumentStore({ path: ':memory:' });
-  const projections = [castieViewsProjection(store), forecastsProjection(store), commentsProjection(store), searchIndexProjection(store)];
+  const projections = [castieViewsProjection(), forecastsProjection(), commentsProjection(), searchIndexProjection()];
   const partitions = new Map<string, number>();
   const offsets = new Map<number, number>();
   for (const i of order) {
@@ -46,7 +46,7 @@ async function build(order: number[]): Promise<DocumentStore> {
     offsets.set(partition, offset);
     const envelope: EventEnvelope = { id: `e${i}`, type: event.type, schemaVersion: 1, streamId, streamVersion: 1, occurredAt: at(i), actor: ann, data: event.data };
     const record: LogRecord = { topic: 'casties', partition, offset, key: streamId, value: JSON.stringify(envelope), timestamp: 0 };
-    for (const projection of projections) await projection.apply(event, envelope, record);
+    for (const projection of projections) await projection.apply(event, envelope, record, store);
   }
   return store;
 }
@@ -77,8 +77,8 @@ describe('casties read model', () => {
     // Castie ids that sort right before and after it, and one that extends it.
     const neighbours = [castieId.slice(0, -1) + '9', castieId.slice(0, -1) + 'b', `${castieId}0`];
     const doc = (c: string, userId: string): ForecastDoc => ({ _id: forecastDocId(c, userId), castieId: c, groupSlug: 'g', userId, forecastId: 1, answerId: 1, text: 'Yes', placedAt: at(1), correct: null, points: 0 });
-    await store.transaction(async () => {
-      for (const c of [castieId, ...neighbours]) for (const userId of [ann, bob, cyd]) await forecasts.insertOne(doc(c, userId));
+    await store.transaction(async (unit) => {
+      for (const c of [castieId, ...neighbours]) for (const userId of [ann, bob, cyd]) await unit.collection(FORECASTS).insertOne(doc(c, userId));
     });
     const found = await forecasts.find(forecastsOfCastie(castieId));
     expect(found.map((f) => [f.castieId, f.userId]).sort()).toEqual([ann, bob, cyd].map((u) => [castieId, u]));

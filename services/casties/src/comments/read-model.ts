@@ -1,5 +1,5 @@
 import { CASTIES_TOPIC, castieRules, type CastieEvent } from '@castie/contracts';
-import { collectionSpec, updateOnce, type Collection, type Doc, type DocumentStore, type Projection } from '@castie/platform';
+import { collectionSpec, updateOnce, type Collection, type Doc, type Projection } from '@castie/platform';
 
 export interface CommentDoc extends Doc {
   castieId: string;
@@ -39,17 +39,17 @@ export async function commentCounts(counts: Collection<CommentCountDoc>, castieI
  * Castie the number shown to everyone. All events of one comment share its stream, so they
  * arrive in order; the count moves when a comment starts or stops being shown.
  */
-export function commentsProjection(store: DocumentStore): Projection {
-  const comments = store.collection(COMMENTS);
-  const counts = store.collection(COMMENT_COUNTS);
+export function commentsProjection(): Projection {
   return {
     name: 'comments',
     version: 1,
     topics: [CASTIES_TOPIC],
     collections: [COMMENTS, COMMENT_COUNTS],
-    async apply(event, _envelope, record) {
+    async apply(event, _envelope, record, unit) {
       const e = event as CastieEvent;
       if (e.type !== 'CommentPosted' && e.type !== 'CommentDeleted' && e.type !== 'CommentReported') return;
+      const comments = unit.collection(COMMENTS);
+      const counts = unit.collection(COMMENT_COUNTS);
       const { commentId, castieId } = e.data;
       const before = await comments.findOne({ _id: commentId });
       const applied =

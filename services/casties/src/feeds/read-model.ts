@@ -1,5 +1,5 @@
 import { CASTIES_TOPIC, type CastieEvent } from '@castie/contracts';
-import { collectionSpec, type Doc, type DocumentStore, type Projection } from '@castie/platform';
+import { collectionSpec, type Doc, type Projection } from '@castie/platform';
 
 /** The search index of one Castie, apart from its view so that feeds never carry it. */
 export interface SearchDoc extends Doc {
@@ -26,16 +26,16 @@ export function termsOf(text: string): string[] {
 export const queryTerms = (q: string): string[] => [...new Set(wordsOf(q).filter((w) => w.length >= TERM_MIN).map((w) => w.slice(0, TERM_MAX)))];
 
 /** The Castie search index, fed by CastieCreated. */
-export function searchIndexProjection(store: DocumentStore): Projection {
-  const search = store.collection(CASTIE_SEARCH);
+export function searchIndexProjection(): Projection {
   return {
     name: 'castie-search',
     version: 1,
     topics: [CASTIES_TOPIC],
     collections: [CASTIE_SEARCH],
-    async apply(event) {
+    async apply(event, _envelope, _record, unit) {
       const e = event as CastieEvent;
       if (e.type !== 'CastieCreated') return;
+      const search = unit.collection(CASTIE_SEARCH);
       const d = e.data;
       await search.replaceOne({ _id: d.castieId }, { _id: d.castieId, terms: termsOf(d.question), groupSlug: d.groupSlug, createdAt: d.createdAt }, { upsert: true });
     },

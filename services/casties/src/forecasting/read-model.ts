@@ -1,5 +1,5 @@
 import { CASTIES_TOPIC, type CastieEvent } from '@castie/contracts';
-import { collectionSpec, updateOnce, type Collection, type Doc, type DocumentStore, type Filter, type Projection } from '@castie/platform';
+import { collectionSpec, updateOnce, type Collection, type Doc, type Filter, type Projection, type UnitOfWork } from '@castie/platform';
 
 /** One forecast (by Castie, by user), scored once its Castie is answered. `_id`: see forecastDocId. */
 export interface ForecastDoc extends Doc {
@@ -62,14 +62,11 @@ const encodeNumber = (n: number): string => n.toString(16).padStart(NUMBER_DIGIT
  * The forecasts read model, fed by the casties topic: placed forecasts, their scores once
  * answered, and each Castie's roster of forecasters.
  */
-export function forecastsProjection(store: DocumentStore): Projection {
-  const forecasts = store.collection(FORECASTS);
-  const rosters = store.collection(ROSTERS);
-  const forecasters = store.collection(FORECASTERS);
-  const counter = store.collection(COUNTER);
-
+export function forecastsProjection(): Projection {
   /** The user's number, given now when this is their first forecast. */
-  async function numberOf(userId: string, record: Parameters<Projection['apply']>[2]): Promise<number> {
+  async function numberOf(unit: UnitOfWork, userId: string, record: Parameters<Projection['apply']>[2]): Promise<number> {
+    const forecasters = unit.collection(FORECASTERS);
+    const counter = unit.collection(COUNTER);
     const known = await forecasters.findOne({ _id: userId });
     if (known) return known.n;
     // Guarded by the record: redelivered, it does not count twice, and gives the same number.
@@ -84,7 +81,8 @@ export function forecastsProjection(store: DocumentStore): Projection {
     version: 2,
     topics: [CASTIES_TOPIC],
     collections: [FORECASTS, ROSTERS, FORECASTERS, COUNTER],
-    async apply(event, _envelope, record) {
+    async apply(event, _envelope, record, unit) {
+      const forecasts = unit.collection(FORECASTS);
       const e = event as CastieEvent;
       if (e.type === 'ForecastPlaced') {
         const d = e.data;
@@ -93,7 +91,8 @@ export function forecastsProjection(store: DocumentStore): Projection {
           $setOnInsert: { correct: null, points: 0 },
         });
         if (!placed) return;
-        const number = encodeNumber(await numberOf(d.userId, record));
+        const number = encodeNumber(await numberOf(unit, d.userId, record));
+        const rosters = unit.collection(ROSTERS);
         const roster = (await rosters.findOne({ _id: d.castieId }))?.forecasters ?? '';
         if (!includesNumber(roster, number)) await updateOnce(rosters, d.castieId, record, { $set: { forecasters: roster + number } });
       } else if (e.type === 'CastieAnswered') {

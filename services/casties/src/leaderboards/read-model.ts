@@ -1,5 +1,5 @@
 import { CASTIES_TOPIC, GROUPS_TOPIC, IDENTITY_TOPIC, type CastieEvent, type GroupEvent, type IdentityEvent } from '@castie/contracts';
-import { collectionSpec, type Doc, type DocumentStore, type Projection, type ScoreChange, type SortedSets } from '@castie/platform';
+import { collectionSpec, type Doc, type Projection, type ScoreChange, type SortedSets, type UnitOfWork } from '@castie/platform';
 import { GroupDirectory, People, type PersonDoc } from '@castie/reference';
 
 /**
@@ -45,10 +45,7 @@ export const BOARD_ENTRIES = collectionSpec<BoardEntryDoc>({ name: 'board_entrie
  * model, or this one alone: its version bumped, or its sets lost) builds the boards in one pass
  * over people and groups once they caught up with the log (buildFromReadModels).
  */
-export function leaderboardsProjection(store: DocumentStore, sets: SortedSets): Projection {
-  const people = new People(store);
-  const groups = new GroupDirectory(store, people);
-  const entries = store.collection(BOARD_ENTRIES);
+export function leaderboardsProjection(sets: SortedSets): Projection {
   const version = 1;
 
   /**
@@ -57,7 +54,10 @@ export function leaderboardsProjection(store: DocumentStore, sets: SortedSets): 
    * Each read model is read once for all of them. The sorted sets change a few thousand changes
    * at a time, each person's together (one Redis MULTI each: a catch-up batch names thousands).
    */
-  async function refresh(due: ReadonlyMap<string, ReadonlySet<string> | null>): Promise<void> {
+  async function refresh(unit: UnitOfWork, due: ReadonlyMap<string, ReadonlySet<string> | null>): Promise<void> {
+    const people = new People(unit);
+    const groups = new GroupDirectory(unit, people);
+    const entries = unit.collection(BOARD_ENTRIES);
     const ids = [...due.keys()];
     const [persons, known] = await Promise.all([people.byIds(ids), entries.byIds(ids)]);
     /** Per person, in `due` order: their changes. */
@@ -97,10 +97,10 @@ export function leaderboardsProjection(store: DocumentStore, sets: SortedSets): 
     for (const changes of changesOf.values()) {
       call.push(...changes);
       if (call.length < SCORE_CHANGES_PER_CALL) continue;
-      await sets.setScores(call);
+      await sets.setScores(call, unit);
       call = [];
     }
-    if (call.length > 0) await sets.setScores(call);
+    if (call.length > 0) await sets.setScores(call, unit);
     for (const userId of gone) await entries.deleteOne({ _id: userId });
     for (const entry of renamed) await entries.replaceOne({ _id: entry._id }, entry, { upsert: true });
   }
@@ -179,16 +179,16 @@ export function leaderboardsProjection(store: DocumentStore, sets: SortedSets): 
         for (const s of e.data.scores) note(s.userId, [e.data.groupSlug]);
       }
     },
-    async endBatch() {
+    async endBatch(unit) {
       const now = due;
       due = new Map();
-      if (now.size > 0) await refresh(now);
+      if (now.size > 0) await refresh(unit, now);
     },
     // The boards are a function of people and groups: a rebuild puts everyone where they stand
     // once those are built, instead of after each batch (many times over for the same people).
-    async buildFromReadModels() {
+    async buildFromReadModels(unit) {
       due = new Map();
-      for await (const page of people.everyone()) await refresh(new Map(page.map((person) => [person._id, null])));
+      for await (const page of new People(unit).everyone()) await refresh(unit, new Map(page.map((person) => [person._id, null])));
     },
   };
 }

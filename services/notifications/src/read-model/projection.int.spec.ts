@@ -27,14 +27,14 @@ const events: { streamId: string; event: CastieEvent }[] = [
 
 async function activityAfter(order: number[]) {
   const store = openSqliteDocumentStore({ path: ':memory:' });
-  const projection = notificationsProjection(store);
+  const projection = notificationsProjection();
   const partitions = new Map<string, number>();
   for (const i of order) {
     const { streamId, event } = events[i]!;
     const partition = partitions.get(streamId) ?? partitions.set(streamId, partitions.size).get(streamId)!;
     const envelope: EventEnvelope = { id: `e${i}`, type: event.type, schemaVersion: 1, streamId, streamVersion: 1, occurredAt: at(i), actor: bob, data: event.data };
     const record: LogRecord = { topic: 'casties', partition, offset: 0, key: streamId, value: JSON.stringify(envelope), timestamp: 0 };
-    await store.transaction(() => projection.apply(event, envelope, record));
+    await store.transaction((unit) => projection.apply(event, envelope, record, unit));
   }
   const activity = store.collection(ACTIVITY);
   const docs = (await activity.find({})).map(({ _id, kind, groupSlug }) => ({ _id, kind, groupSlug }));

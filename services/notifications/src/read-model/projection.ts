@@ -9,7 +9,7 @@ import {
   type NotificationType,
   type SocialEvent,
 } from '@castie/contracts';
-import { collectionSpec, type Doc, type DocumentStore, type Projection } from '@castie/platform';
+import { collectionSpec, type Doc, type Collections, type Projection } from '@castie/platform';
 
 /**
  * A stored notification. Texts are not stored: handles, questions and group names are looked up
@@ -84,7 +84,7 @@ export const ACTIVITY = collectionSpec<ActivityDoc>({ name: 'notification_activi
 /** By Castie id. */
 export const AWAITING_CASTIE = collectionSpec<AwaitingCastieDoc>({ name: 'notification_activity_awaiting_castie', arrays: ['activityIds'] });
 
-export const collections = (store: DocumentStore) => ({
+export const collections = (store: Collections) => ({
   notifications: store.collection(NOTIFICATIONS),
   casties: store.collection(CASTIE_INFO),
   inboxes: store.collection(INBOXES),
@@ -101,8 +101,7 @@ export const collections = (store: DocumentStore) => ({
  * order events across topics and partitions, so deciding them here would depend on which arrived
  * first, and a rebuild could differ from what users saw.
  */
-export function notificationsProjection(store: DocumentStore): Projection {
-  const { notifications, casties, inboxes, activity, awaitingCastie } = collections(store);
+export function notificationsProjection(): Projection {
 
   return {
     name: 'notifications',
@@ -110,7 +109,8 @@ export function notificationsProjection(store: DocumentStore): Projection {
     version: 2,
     topics: [SOCIAL_TOPIC, GROUPS_TOPIC, CASTIES_TOPIC, NOTIFICATIONS_TOPIC],
     collections: [NOTIFICATIONS, CASTIE_INFO, INBOXES, ACTIVITY, AWAITING_CASTIE],
-    async apply(event, envelope, record) {
+    async apply(event, envelope, record, unit) {
+      const { notifications, casties, inboxes, activity, awaitingCastie } = collections(unit);
       const at = envelope.occurredAt;
       const put = (doc: Omit<NotificationDoc, 'count'>) => notifications.replaceOne({ _id: doc._id }, { ...doc, count: 1 }, { upsert: true });
 

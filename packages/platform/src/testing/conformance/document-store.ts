@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { collectionSpec, DuplicateKeyError, instantKey, keysetPage, type Collection, type CollectionSpec, type Doc, type DocumentStore, type Filter } from '../../index.ts';
+import { collectionSpec, DuplicateKeyError, instantKey, keysetPage, type Collection, type CollectionSpec, type Doc, type DocumentStore, type Filter, type UnitOfWork } from '../../index.ts';
 
 /** Collection names unique per test, so adapters on a shared server need no clean-up between tests. */
 const unique = (prefix: string): string => `${prefix}_${randomUUID().slice(0, 8)}`;
@@ -60,7 +60,16 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
       await store.close();
     });
 
-    const empty = (prefix = 'docs', indexes: CollectionSpec<Person>['indexes'] = []): Collection<Person> => store.collection(personSpec(unique(prefix), indexes));
+    /** The specs of the collections a test opened: a unit of work opens the same ones (inUnit). */
+    const specs = new WeakMap<object, CollectionSpec<Doc>>();
+    const opened = <T extends Doc>(spec: CollectionSpec<T>): Collection<T> => {
+      const c = store.collection(spec);
+      specs.set(c, spec as unknown as CollectionSpec<Doc>);
+      return c;
+    };
+    /** A collection the test opened, as the unit of work sees it. */
+    const inUnit = <T extends Doc>(unit: UnitOfWork, c: Collection<T>): Collection<T> => unit.collection(specs.get(c) as unknown as CollectionSpec<T>);
+    const empty = (prefix = 'docs', indexes: CollectionSpec<Person>['indexes'] = []): Collection<Person> => opened(personSpec(unique(prefix), indexes));
     async function seeded(indexes: CollectionSpec<Person>['indexes'] = []): Promise<Collection<Person>> {
       const c = empty('people', indexes);
       for (const doc of people()) await c.insertOne(doc);
@@ -135,11 +144,12 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
         expect(keys(again)).toEqual(['a', 'e']);
         expect(again.get('a')).toEqual(people()[0]);
         expect((await c.byIds([])).size).toBe(0);
-        const inside = await store.transaction(async () => {
-          await c.insertOne({ _id: 'nobody', handle: 'new', age: 2, tags: [] });
-          await c.deleteOne({ _id: 'a' });
-          await c.updateOne({ _id: 'c' }, { $set: { age: 32 } });
-          return c.byIds(['a', 'nobody', 'c']);
+        const inside = await store.transaction(async (tx) => {
+          const u = inUnit(tx, c);
+          await u.insertOne({ _id: 'nobody', handle: 'new', age: 2, tags: [] });
+          await u.deleteOne({ _id: 'a' });
+          await u.updateOne({ _id: 'c' }, { $set: { age: 32 } });
+          return u.byIds(['a', 'nobody', 'c']);
         });
         expect(keys(inside)).toEqual(['c', 'nobody']);
         expect(inside.get('c')?.age).toBe(32);
@@ -238,12 +248,13 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
       it('answers every filter the same inside a unit of work, for documents the unit holds', async () => {
         const c = await seeded();
         for (const [title, filter, expected] of filterCases) {
-          const hit = await store.transaction(async () => {
+          const hit = await store.transaction(async (tx) => {
+            const u = inUnit(tx, c);
             const found: string[] = [];
             for (const doc of people()) {
               // Loaded by _id first: the unit may answer the filtered write from what it holds.
-              await c.findOne({ _id: doc._id });
-              const res = await c.updateOne({ _id: doc._id, $and: [filter] }, { $inc: { visits: 1 } });
+              await u.findOne({ _id: doc._id });
+              const res = await u.updateOne({ _id: doc._id, $and: [filter] }, { $inc: { visits: 1 } });
               if (res.matchedCount === 1) found.push(doc._id);
             }
             return found;
@@ -532,8 +543,8 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
         });
 
       it('indexed queries answer exactly as unindexed ones, before and after writes', async () => {
-        const plain = store.collection(itemSpec(unique('plain'), false));
-        const indexed = store.collection(itemSpec(unique('indexed'), true));
+        const plain = opened(itemSpec(unique('plain'), false));
+        const indexed = opened(itemSpec(unique('indexed'), true));
         for (let i = 0; i < 240; i++) {
           const doc: Item = { _id: `d${String(i).padStart(3, '0')}`, n: (i * 37) % 101, ref: `r${i}`, tags: [`t${i % 4}`, `t${i % 7}`], at: new Date(Date.UTC(2024, 0, 1) + ((i * 7919) % 240) * 3_600_000).toISOString() };
           if (i % 11 !== 0) doc.group = i % 13 === 0 ? null : `g${i % 6}`;
@@ -589,10 +600,11 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
           await c.deleteMany({ group: 'g3' });
           await c.replaceOne({ _id: 'd010' }, { _id: 'd010', group: 'g4', ref: 'r10', tags: [], n: 3, at: '2024-01-02T00:00:00.000Z' });
           await c.updateOne({ _id: 'up1', group: 'g9' }, { $set: { tags: ['t6'], n: 1, ref: 'up1', at: '2024-01-03T00:00:00.000Z' } }, { upsert: true });
-          await store.transaction(async () => {
-            await c.updateOne({ _id: 'd007' }, { $set: { group: 'g5', at: '2024-02-01T00:00:00.000Z' }, $addToSet: { tags: 't9' } });
-            await c.updateOne({ _id: 'd008' }, { $set: { group: 'g5' } });
-            await c.deleteOne({ _id: 'd009' });
+          await store.transaction(async (tx) => {
+            const u = inUnit(tx, c);
+            await u.updateOne({ _id: 'd007' }, { $set: { group: 'g5', at: '2024-02-01T00:00:00.000Z' }, $addToSet: { tags: 't9' } });
+            await u.updateOne({ _id: 'd008' }, { $set: { group: 'g5' } });
+            await u.deleteOne({ _id: 'd009' });
           });
         }
         await compare();
@@ -633,15 +645,17 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
       it('sees what a unit committed, and nothing of a unit that failed', async () => {
         const c = await seeded();
         await read(c);
-        await store.transaction(async () => {
-          await c.updateOne({ _id: 'a' }, { $set: { age: 70 } });
-          await c.updateOne({ _id: 'b' }, { $set: { age: 71 } });
+        await store.transaction(async (tx) => {
+          const u = inUnit(tx, c);
+          await u.updateOne({ _id: 'a' }, { $set: { age: 70 } });
+          await u.updateOne({ _id: 'b' }, { $set: { age: 71 } });
         });
         expect((await read(c)).listed).toEqual(['a:70', 'b:71']);
         await expect(
-          store.transaction(async () => {
-            await c.updateOne({ _id: 'a' }, { $set: { age: 1 } });
-            await c.deleteOne({ _id: 'b' });
+          store.transaction(async (tx) => {
+            const u = inUnit(tx, c);
+            await u.updateOne({ _id: 'a' }, { $set: { age: 1 } });
+            await u.deleteOne({ _id: 'b' });
             // Read by others while the unit is open, then the unit fails.
             await Promise.resolve();
             throw new Error('boom');
@@ -657,9 +671,10 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
         const gate = new Promise<void>((resolve) => (release = resolve));
         let wrote!: () => void;
         const written = new Promise<void>((resolve) => (wrote = resolve));
-        const unit = store.transaction(async () => {
-          await c.updateOne({ _id: 'a' }, { $set: { age: 80 } });
-          await c.find({ tags: 'x' }); // a query inside the unit writes its pending work to the database
+        const unit = store.transaction(async (tx) => {
+          const u = inUnit(tx, c);
+          await u.updateOne({ _id: 'a' }, { $set: { age: 80 } });
+          await u.find({ tags: 'x' }); // a query inside the unit writes its pending work to the database
           wrote();
           await gate;
         });
@@ -683,18 +698,19 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
     describe('units of work', () => {
       it('a unit sees its own writes, and everyone sees them once it ends', async () => {
         const c = await seeded();
-        const seenInside = await store.transaction(async () => {
-          await c.updateOne({ _id: 'a' }, { $inc: { age: 1 } });
-          await c.insertOne({ _id: 'f', handle: 'fay', age: 50, tags: ['x'] });
-          await c.updateOne({ _id: 'f' }, { $inc: { age: 1 } }, { upsert: true });
-          await c.deleteOne({ _id: 'b' });
+        const seenInside = await store.transaction(async (tx) => {
+          const u = inUnit(tx, c);
+          await u.updateOne({ _id: 'a' }, { $inc: { age: 1 } });
+          await u.insertOne({ _id: 'f', handle: 'fay', age: 50, tags: ['x'] });
+          await u.updateOne({ _id: 'f' }, { $inc: { age: 1 } }, { upsert: true });
+          await u.deleteOne({ _id: 'b' });
           return {
-            a: (await c.findOne({ _id: 'a' }))?.age,
-            f: (await c.findOne({ _id: 'f' }))?.age,
-            b: await c.findOne({ _id: 'b' }),
-            tagged: ids(await c.find({ tags: 'x' })),
-            count: await c.countDocuments({ age: { $gt: 30 } }),
-            byCity: await c.countBy({ age: { $gt: 30 } }, 'city'),
+            a: (await u.findOne({ _id: 'a' }))?.age,
+            f: (await u.findOne({ _id: 'f' }))?.age,
+            b: await u.findOne({ _id: 'b' }),
+            tagged: ids(await u.find({ tags: 'x' })),
+            count: await u.countDocuments({ age: { $gt: 30 } }),
+            byCity: await u.countBy({ age: { $gt: 30 } }, 'city'),
           };
         });
         expect(seenInside).toEqual({ a: 32, f: 51, b: null, tagged: ['a', 'e', 'f'], count: 4, byCity: new Map([['Oslo', 1], ['Bergen', 1], [null, 2]]) });
@@ -707,8 +723,9 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
       it('returns what the unit returns, and passes its error on', async () => {
         const c = empty();
         expect(await store.transaction(async () => 42)).toBe(42);
-        await expect(store.transaction(async () => {
-          await c.insertOne({ _id: 'one', handle: 'x', age: 1, tags: [] });
+        await expect(store.transaction(async (tx) => {
+          const u = inUnit(tx, c);
+          await u.insertOne({ _id: 'one', handle: 'x', age: 1, tags: [] });
           throw new Error('boom');
         })).rejects.toThrow('boom');
       });
@@ -806,9 +823,10 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
       await c.updateOne({ _id: 'nobody' }, { $set: { age: 2 } });
       await c.updateOne({ _id: 'a' }, { $set: { age: 2 } });
       expect(moved()).toBe(true);
-      await store.transaction(async () => {
-        await c.insertOne({ _id: 'b', handle: 'bob', age: 1, tags: [] });
-        await c.deleteOne({ _id: 'a' });
+      await store.transaction(async (tx) => {
+        const u = inUnit(tx, c);
+        await u.insertOne({ _id: 'b', handle: 'bob', age: 1, tags: [] });
+        await u.deleteOne({ _id: 'a' });
         // Not committed yet: what reads outside the unit see has not changed.
         expect(moved()).toBe(false);
       });

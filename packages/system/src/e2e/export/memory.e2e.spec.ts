@@ -41,11 +41,11 @@ beforeAll(async () => {
   expect(Object.keys((await sys.get(`/api/profile/${ada.handle}/stats/`, ada)).body.myForecasts as object)).toHaveLength(1);
   // The history, written straight into the read model (as a rebuild would leave it): one
   // Castie per forecast, each with a long question so that the document is large.
-  const views = casties.collection(CASTIE_VIEWS);
-  const forecasts = casties.collection(FORECASTS);
-  const view = (await views.findOne({ _id: uuid }))!;
-  const forecast = (await forecasts.findOne(forecastsOfCastie(uuid)))!;
-  await casties.transaction(async () => {
+  const view = (await casties.collection(CASTIE_VIEWS).findOne({ _id: uuid }))!;
+  const forecast = (await casties.collection(FORECASTS).findOne(forecastsOfCastie(uuid)))!;
+  await casties.transaction(async (unit) => {
+    const views = unit.collection(CASTIE_VIEWS);
+    const forecasts = unit.collection(FORECASTS);
     for (let i = 0; i < FORECASTS_COUNT; i++) {
       const id = `${uuid.slice(0, 20)}${i.toString(16).padStart(12, '0')}`;
       const { _applied: _v, ...viewFields } = view;

@@ -1,4 +1,4 @@
-import type { Collection, Doc, DocumentStore } from '@castie/platform';
+import type { Collection, Collections, Doc, DocumentStore } from '@castie/platform';
 import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -16,7 +16,16 @@ import { eventually, newUser, PNG, TestSystem, type TestUser } from '../../testi
 let groupsCopyBroken = false;
 const WRITES = new Set(['insertOne', 'insertMany', 'replaceOne', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany']);
 function breakableGroupsCopy(store: DocumentStore): DocumentStore {
-  return new Proxy(store, {
+  // Projections write through their batch's unit of work: its collections break too.
+  const transaction: DocumentStore['transaction'] = (fn, options) => store.transaction((unit) => fn(breakable(unit)), options);
+  return new Proxy(breakable(store), {
+    get(target, property, receiver) {
+      return property === 'transaction' ? transaction : (Reflect.get(target, property, receiver) as unknown);
+    },
+  });
+}
+function breakable<S extends Collections>(collections: S): S {
+  return new Proxy(collections, {
     get(target, property, receiver) {
       if (property !== 'collection') return Reflect.get(target, property, receiver) as unknown;
       return <T extends Doc>(spec: Parameters<DocumentStore['collection']>[0]) => {
