@@ -16,7 +16,7 @@ import {
   type Endpoint,
   type EventCatalog,
 } from '@castie/contracts';
-import { ManualClock, newId, type CollectionSpec, type Doc, type DocumentStore, type EventStore, type LogRecord, type ProjectionRunner } from '@castie/platform';
+import { eachWriteAlone, ManualClock, newId, type CollectionSpec, type Doc, type DocumentStore, type EventStore, type LogRecord, type ProjectionRunner } from '@castie/platform';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import { createFileEventLog, type FileEventLog } from '@castie/platform/embedded/file-event-log';
 import { createLogEventStore } from '@castie/platform/embedded/log-event-store';
@@ -226,7 +226,7 @@ describe('groups read model: at-least-once delivery', () => {
     for (const record of records) {
       const envelope = EventEnvelopeSchema.parse(JSON.parse(record.value));
       const event = catalogs[record.topic]!.parse(envelope) as DomainEvent;
-      for (let time = 0; time < 2; time++) for (const p of projections) if (p.topics.includes(record.topic)) await p.apply(event, envelope, record, rebuilt);
+      for (let time = 0; time < 2; time++) for (const p of projections) if (p.topics.includes(record.topic)) await p.apply(event, envelope, record, eachWriteAlone(rebuilt));
     }
 
     // `_applied` is delivery bookkeeping (which offsets a document saw): it depends on the order in

@@ -1,5 +1,5 @@
 import type { SortedSets } from '../ports/cache.ts';
-import { collectionSpec, type Doc, type DocumentStore, type UnitOfWork } from '../ports/document-store.ts';
+import { collectionSpec, type Collections, type Doc, type DocumentStore } from '../ports/document-store.ts';
 
 /** One member of one sorted set. `_id` names both unambiguously (see `memberId`). */
 interface SortedSetMemberDoc extends Doc {
@@ -25,7 +25,7 @@ export function createStoredSortedSets(store: DocumentStore): SortedSets {
   const members = store.collection(SORTED_SET_MEMBERS);
   return {
     async setScores(changes, unit) {
-      const apply = async (within: UnitOfWork) => {
+      const apply = async (within: Collections) => {
         const written = within.collection(SORTED_SET_MEMBERS);
         for (const { key, member, score } of changes) {
           const _id = memberId(key, member);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient, MongoServerError, type Db, type Filter as MongoFilter, type UpdateFilter } from 'mongodb';
-import { DuplicateKeyError, refuseUndefined, type Collection, type CollectionSpec, type Doc, type DocumentStore, type UpdateResult } from '../ports/document-store.ts';
+import { DuplicateKeyError, eachWriteAlone, refuseUndefined, type Collection, type CollectionSpec, type Doc, type DocumentStore, type UpdateResult } from '../ports/document-store.ts';
 
 export type MongoDocumentStoreOptions =
   /** The store opens its own client and closes it in `close`. */
@@ -134,7 +134,7 @@ export function createMongoDocumentStore(options: MongoDocumentStoreOptions): Do
     collection,
     // Not atomic on MongoDB: projections are idempotent instead (updateOnce), see the port. The
     // unit's collections are the store's.
-    transaction: (fn) => fn({ collection }),
+    transaction: (fn) => fn(eachWriteAlone({ collection })),
     // MongoDB keeps its indexes during a rebuild: no bulk-load mode here.
     beginBulkLoad: async () => {},
     endBulkLoad: async () => {},

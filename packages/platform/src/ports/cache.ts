@@ -75,11 +75,13 @@ export interface RankedMember {
 export interface SortedSets {
   /**
    * Applies every change together: a reader sees all of them or none (Redis MULTI; one
-   * transaction). Given a projection's unit of work, an adapter that keeps its sets in the
-   * read-model store (embedded) writes them in that unit, so they commit with the batch's
-   * checkpoint; Redis, outside the store, applies them at once either way.
+   * transaction). `unit`: the projection's unit of work the changes belong to, or null outside
+   * one. An adapter that keeps its sets in the read-model store (embedded) writes them in that
+   * unit, so they commit with the batch's checkpoint (and a unit of its own when null); Redis,
+   * outside the store, applies them at once either way. Never null inside a unit: on SQLite a
+   * unit of its own would wait for the open one.
    */
-  setScores(changes: readonly ScoreChange[], unit?: UnitOfWork): Promise<void>;
+  setScores(changes: readonly ScoreChange[], unit: UnitOfWork | null): Promise<void>;
   /** The members ranked `offset` to `offset + limit - 1`, with their scores; fewer at the end. */
   ranked(key: string, offset: number, limit: number): Promise<RankedMember[]>;
   /** The member's rank (0 = first); null when it is not a member. */

@@ -246,22 +246,39 @@ export interface Collections {
 }
 
 /**
- * One unit of work, as `DocumentStore.transaction` hands it to its function. Its collections'
- * writes belong to the unit, and their reads see the unit's own writes before they commit. It is
- * named, never ambient: the store's own collections (`store.collection`) stay outside every unit
- * (committed reads; each write a unit of its own, waiting for the open one), so a request served
- * while a batch is being applied can never see or join that batch. Once `fn` returns, the unit's
- * collections refuse writes.
+ * One unit of work, as `DocumentStore.transaction` hands it to its function. It is named, never
+ * ambient: only its own collections work in it, and code that needs it takes it (a store is not
+ * one: it has no `atomic`).
+ *
+ * SQLite (`atomic`): the unit's writes commit together, its reads see its own writes before they
+ * commit, and once `fn` returns its collections refuse writes. The store's own collections
+ * (`store.collection`) stay outside: in a file, their reads see only what is committed, so a
+ * request served while a batch is applied never sees it half done (in memory, where one
+ * connection does both, they see the open unit's flushed writes); their writes are units of
+ * their own that wait for the open one, so such a write made inside `fn`, or a nested
+ * `transaction`, waits for ever.
+ *
+ * MongoDB (not `atomic`): each write stands alone (`eachWriteAlone`), which projections survive by
+ * being idempotent (`updateOnce`).
  */
-export type UnitOfWork = Collections;
+export interface UnitOfWork extends Collections {
+  /** True when the unit's writes commit together or not at all. */
+  readonly atomic: boolean;
+}
+
+/**
+ * A unit whose every write stands alone, through these collections: what a MongoDB unit is, and
+ * how a test applies projections outside any transaction (their `updateOnce` guards then count).
+ */
+export const eachWriteAlone = (collections: Collections): UnitOfWork => ({ atomic: false, collection: (spec) => collections.collection(spec) });
 
 export interface DocumentStore extends Collections {
   /**
-   * Runs `fn` as one unit of work, handed to it: on SQLite every write through the unit's
-   * collections commits together or not at all (a projection's batch and its checkpoint); on
-   * MongoDB the writes are not atomic together, which projections survive because they are
-   * idempotent (`updateOnce`). Units do not nest: `fn` must not begin another, nor write through
-   * the store's own collections (that write waits for this unit to end).
+   * Runs `fn` as one unit of work, handed to it (see UnitOfWork): on SQLite every write through
+   * the unit's collections commits together or not at all (a projection's batch and its
+   * checkpoint); on MongoDB the writes are not atomic together, which projections survive because
+   * they are idempotent (`updateOnce`). Units do not nest: `fn` must not begin another, nor write
+   * through the store's own collections (on SQLite that write waits for this unit to end).
    *
    * `defer` (a rebuild's batches, between `beginBulkLoad` and `endBulkLoad`): the unit may be
    * committed later, together with the deferred units that follow it, so that a document the

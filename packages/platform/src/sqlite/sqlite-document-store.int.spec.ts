@@ -192,6 +192,37 @@ describe('sqlite document store', () => {
     expect((await c.findOne({ _id: view(1)._id }))?.forecasts).toBe(1);
   });
 
+  it('a collection a unit opens first with a new spec (its indexes set up inside the unit): readers outside get answers, not errors, and all of it once committed', async () => {
+    const path = file();
+    const before = openSqliteDocumentStore({ path });
+    for (let i = 1; i <= 3; i++) await before.collection(collectionSpec<View>({ name: 'views', arrays: ['terms'] })).insertOne(view(i));
+    await before.close();
+    const store = open(path);
+    let release!: () => void;
+    const paused = new Promise<void>((resolve) => (release = resolve));
+    let midway!: () => void;
+    const reachedMidway = new Promise<void>((resolve) => (midway = resolve));
+    // The unit adds the index columns and the array field's side table.
+    const unit = store.transaction(async (u) => {
+      await u.collection(views).updateOne({ _id: view(1)._id }, { $inc: { forecasts: 1 } });
+      midway();
+      await paused;
+    });
+    await reachedMidway;
+    const c = store.collection(views);
+    try {
+      await c.find({ groupSlug: 'g1' }, { sort: { activityAt: -1, _id: -1 }, limit: 2 });
+      await c.find({ terms: 'all' }, { sort: { activityAt: -1, _id: -1 }, limit: 2 });
+      await c.countDocuments({ groupSlug: 'g1' });
+      await c.countBy({}, 'groupSlug');
+    } finally {
+      release();
+      await unit;
+    }
+    expect((await c.find({ terms: 'all' }, { sort: { activityAt: -1, _id: -1 } })).map((d) => `${d._id}:${d.forecasts}`)).toEqual(['c00003:0', 'c00002:0', 'c00001:1']);
+    expect(await c.countDocuments({ groupSlug: 'g1' })).toBe(1);
+  });
+
   it('a write outside a unit waits for the open unit and is not part of it', async () => {
     const store = open();
     const c = store.collection(views);

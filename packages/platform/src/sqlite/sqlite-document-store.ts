@@ -650,8 +650,13 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   const deferred = new Set<string>();
   /** Tables set up inside the open transaction: a rollback undoes their DDL, so they are set up again. */
   const setUpInTransaction = new Set<string>();
-  /** Those of them the transaction created: the reader cannot see them until it commits (they hold nothing committed). */
-  const createdInTransaction = new Set<string>();
+  /**
+   * Those of them whose schema the transaction changed (a new table; columns, side tables or
+   * indexes added for a new spec; indexes dropped for a bulk load): the reader sees none of that
+   * until the commit, so reads outside answer as if they were empty meanwhile. (They are new, or
+   * being rebuilt, when this happens: a runner sets its collections up before its first batch.)
+   */
+  const reshapedInTransaction = new Set<string>();
   const cache = new DocumentCache((options.documentCacheMiB ?? 16) * 1024 * 1024);
   /**
    * Answers of committed finds by their SQL and parameters, each with the generation of its
@@ -716,11 +721,12 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     let found = tables.get(spec.name);
     if (!found) {
       const inTransaction = writer.db.inTransaction;
-      const isNew = inTransaction && !writer.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(spec.name);
+      const schema = (): number => writer.db.pragma('schema_version', { simple: true }) as number;
+      const before = inTransaction ? schema() : 0;
       found = new Table(spec.name, spec, writer, deferred.has(spec.name));
       tables.set(spec.name, found);
       if (inTransaction) setUpInTransaction.add(spec.name);
-      if (isNew) createdInTransaction.add(spec.name);
+      if (inTransaction && schema() !== before) reshapedInTransaction.add(spec.name);
     } else if (found.spec !== spec && JSON.stringify(found.spec) !== JSON.stringify(spec)) {
       throw new Error(`collection ${spec.name} is declared twice, differently`);
     }
@@ -762,7 +768,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       throw error;
     }
     setUpInTransaction.clear();
-    createdInTransaction.clear();
+    reshapedInTransaction.clear();
     committedUnit(unit);
     return result;
   }
@@ -772,7 +778,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     if (writer.db.inTransaction) writer.db.exec('ROLLBACK');
     for (const name of setUpInTransaction) tables.delete(name);
     setUpInTransaction.clear();
-    createdInTransaction.clear();
+    reshapedInTransaction.clear();
   }
 
   /**
@@ -791,7 +797,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     }
     held = null;
     setUpInTransaction.clear();
-    createdInTransaction.clear();
+    reshapedInTransaction.clear();
     ended(unit);
   }
 
@@ -912,7 +918,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     }
     // A table made inside the open unit (a collection dropped for a rebuild, made again by its
     // first batch) holds nothing committed, and the reader cannot see it yet.
-    if (createdInTransaction.has(t.name)) return [];
+    if (reshapedInTransaction.has(t.name)) return [];
     // Committed data: documents come from the cache when it has them.
     const ids = idsOnly(filter, options);
     if (ids) {
@@ -991,6 +997,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   /** What `transaction` hands its function: the collections of its scope, each made once. */
   function unitOfWork(scope: Scope): UnitOfWork {
     return {
+      atomic: true,
       collection<T extends Doc>(spec: CollectionSpec<T>): Collection<T> {
         const base = spec as unknown as CollectionSpec<Doc>;
         let found = scope.collections.get(base);
@@ -1032,7 +1039,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         // Inside a unit of work (or while the in-memory writer is in one), through query: it sees
         // the unit's own writes.
         const unit = live(scope);
-        const throughQuery = unit !== undefined || (memory && writer.db.inTransaction) || createdInTransaction.has(tb.name);
+        const throughQuery = unit !== undefined || (memory && writer.db.inTransaction) || reshapedInTransaction.has(tb.name);
         const docs = throughQuery ? query(unit, tb, { _id: { $in: [...ids] } }, {}) : committedByIds(tb, ids);
         for (const doc of docs) found.set(doc._id as string, doc);
         return found;
@@ -1042,7 +1049,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         const tb = t();
         const unit = live(scope);
         if (unit) unit.flush(tb);
-        else if (!memory && createdInTransaction.has(tb.name)) return 0;
+        else if (!memory && reshapedInTransaction.has(tb.name)) return 0;
         const params: unknown[] = [];
         const where = compileFilter(tb, asFilter(filter), params);
         return (unit ? writer : committed()).prepare(`SELECT count(*) FROM ${tb.q} WHERE ${where}`).pluck().get(...params) as number;
@@ -1053,7 +1060,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         if (tb.arrays.has(field)) throw new Error(`countBy groups by a text field, and ${tb.name}.${field} holds arrays`);
         const unit = live(scope);
         if (unit) unit.flush(tb);
-        else if (!memory && createdInTransaction.has(tb.name)) return new Map<string | null, number>();
+        else if (!memory && reshapedInTransaction.has(tb.name)) return new Map<string | null, number>();
         const params: unknown[] = [];
         const where = compileFilter(tb, asFilter(filter), params);
         const sql = `SELECT ${fieldExpr(tb, field)}, count(*) FROM ${tb.q} WHERE ${where} GROUP BY 1`;
@@ -1288,7 +1295,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
           }
           writer.db.exec('COMMIT');
           setUpInTransaction.clear();
-          createdInTransaction.clear();
+          reshapedInTransaction.clear();
         } catch (error) {
           rollback();
           throw error;

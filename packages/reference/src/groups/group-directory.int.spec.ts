@@ -1,5 +1,5 @@
 import { CASTIES_TOPIC, GROUPS_TOPIC, IDENTITY_TOPIC, SOCIAL_TOPIC, type CastieEvent, type DomainEvent, type EventEnvelope, type GroupEvent, type IdentityEvent, type SocialEvent } from '@castie/contracts';
-import { type CollectionSpec, type Doc, type DocumentStore, type LogRecord, type Projection } from '@castie/platform';
+import { eachWriteAlone, type CollectionSpec, type Doc, type DocumentStore, type LogRecord, type Projection } from '@castie/platform';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import { describe, expect, it } from 'vitest';
 import { groupsProjections, peopleProjections } from '../index.ts';
@@ -53,7 +53,7 @@ async function project(log: Log, options: { times?: number; order?: (records: Lo
   const projections: Projection[] = [...peopleProjections(), ...groupsProjections()];
   for (const r of (options.order ?? ((x) => x))(log.records)) {
     for (let i = 0; i < (options.times ?? 1); i++) {
-      for (const p of projections) if (p.topics.includes(r.record.topic)) await p.apply(r.event, r.envelope, r.record, store);
+      for (const p of projections) if (p.topics.includes(r.record.topic)) await p.apply(r.event, r.envelope, r.record, eachWriteAlone(store));
     }
   }
   return { store, dir: new GroupDirectory(store) };

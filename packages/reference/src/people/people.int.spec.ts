@@ -1,5 +1,5 @@
 import { CASTIES_TOPIC, DomainError, GROUPS_TOPIC, IDENTITY_TOPIC, SOCIAL_TOPIC, type CastieEvent, type DomainEvent, type EventEnvelope, type GroupEvent, type IdentityEvent, type SocialEvent } from '@castie/contracts';
-import { type DocumentStore, type LogRecord, type Projection } from '@castie/platform';
+import { eachWriteAlone, type DocumentStore, type LogRecord, type Projection } from '@castie/platform';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import { describe, expect, it } from 'vitest';
 import { peopleProjections } from '../index.ts';
@@ -93,7 +93,7 @@ const world = history([
 
 async function project(deliveries: readonly Delivery[], store: DocumentStore = openSqliteDocumentStore({ path: ':memory:' })): Promise<DocumentStore> {
   const projections: Projection[] = peopleProjections();
-  for (const d of deliveries) for (const p of projections) if (p.topics.includes(d.record.topic)) await p.apply(d.event, d.envelope, d.record, store);
+  for (const d of deliveries) for (const p of projections) if (p.topics.includes(d.record.topic)) await p.apply(d.event, d.envelope, d.record, eachWriteAlone(store));
   return store;
 }
 

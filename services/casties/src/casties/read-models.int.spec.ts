@@ -1,5 +1,5 @@
 import type { CastieEvent, EventEnvelope } from '@castie/contracts';
-import type { CollectionSpec, Doc, DocumentStore, LogRecord } from '@castie/platform';
+import { eachWriteAlone, type CollectionSpec, type Doc, type DocumentStore, type LogRecord } from '@castie/platform';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import { describe, expect, it } from 'vitest';
 import { COMMENT_COUNTS, COMMENTS, commentsProjection } from '../comments/read-model.ts';
@@ -46,7 +46,7 @@ async function build(order: number[]): Promise<DocumentStore> {
     offsets.set(partition, offset);
     const envelope: EventEnvelope = { id: `e${i}`, type: event.type, schemaVersion: 1, streamId, streamVersion: 1, occurredAt: at(i), actor: ann, data: event.data };
     const record: LogRecord = { topic: 'casties', partition, offset, key: streamId, value: JSON.stringify(envelope), timestamp: 0 };
-    for (const projection of projections) await projection.apply(event, envelope, record, store);
+    for (const projection of projections) await projection.apply(event, envelope, record, eachWriteAlone(store));
   }
   return store;
 }

@@ -129,7 +129,7 @@ export function leaderboardsProjection(sets: SortedSets): Projection {
       },
       async reset() {
         await sets.dropSortedSets(BOARD_PREFIX);
-        await sets.setScores([{ key: BUILT, member: `v${version}`, score: 0 }]);
+        await sets.setScores([{ key: BUILT, member: `v${version}`, score: 0 }], null);
       },
     },
     async apply(event, _envelope, record) {

@@ -21,7 +21,7 @@ export function describeSortedSets(name: string, make: () => Promise<{ sets: Sor
       await close();
     });
     const key = (k: string): string => prefix + k;
-    const set = (k: string, entries: Record<string, number | null>) => sets.setScores(Object.entries(entries).map(([member, score]) => ({ key: key(k), member, score })));
+    const set = (k: string, entries: Record<string, number | null>) => sets.setScores(Object.entries(entries).map(([member, score]) => ({ key: key(k), member, score })), null);
 
     it('ranks the highest score first, equal scores by member in byte order', async () => {
       await set('board', { b: 5, a: 5, B: 5, '10': 5, '9': 5, low: -3, top: 40, zero: 0 });
@@ -82,12 +82,12 @@ export function describeSortedSets(name: string, make: () => Promise<{ sets: Sor
         { key: key('overall'), member: 'ann', score: 12 },
         { key: key('group:a'), member: 'ann', score: 7 },
         { key: key('group:b'), member: 'ann', score: 5 },
-      ]);
+      ], null);
       await sets.setScores([
         { key: key('overall'), member: 'ann', score: null },
         { key: key('group:a'), member: 'ann', score: null },
         { key: key('group:b'), member: 'bob', score: 9 },
-      ]);
+      ], null);
       expect(await sets.size(key('overall'))).toBe(0);
       expect(await sets.size(key('group:a'))).toBe(0);
       expect(await sets.ranked(key('group:b'), 0, 10)).toEqual([
