@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { collectionSpec, DeferredUnitsLostError, type Collection, type Doc } from '../ports/document-store.ts';
+import { collectionSpec, DeferredUnitsLostError, type Collection, type CollectionSpec, type Doc } from '../ports/document-store.ts';
 import { describeDocumentStore } from '../testing/conformance/document-store.ts';
 import { openSqliteDocumentStore, type SqliteDocumentStore } from './sqlite-document-store.ts';
 
@@ -162,17 +162,21 @@ describe('sqlite document store', () => {
     expect((await c.find({ terms: 'all' })).map((d) => d._id)).toEqual([id]);
   });
 
-  it('a collection a unit opens first, on a file that holds it: readers outside see what is committed meanwhile', async () => {
+  /**
+   * Opens a store on a file holding `docs` (written through `writtenWith`), then a unit that is the
+   * first to name `views` in that process (its table set up inside the unit) and changes c00001;
+   * runs `meanwhile` outside it while it is open, then lets it commit.
+   */
+  async function firstNamedInAUnit(docs: View[], writtenWith: CollectionSpec<View>, meanwhile: (c: Collection<View>) => Promise<void>): Promise<Collection<View>> {
     const path = file();
     const before = openSqliteDocumentStore({ path });
-    await before.collection(views).insertOne(view(1));
+    for (const doc of docs) await before.collection(writtenWith).insertOne(doc);
     await before.close();
     const store = open(path);
     let release!: () => void;
     const paused = new Promise<void>((resolve) => (release = resolve));
     let midway!: () => void;
     const reachedMidway = new Promise<void>((resolve) => (midway = resolve));
-    // The unit is the first to name the collection in this process: its table is set up inside it.
     const unit = store.transaction(async (u) => {
       await u.collection(views).updateOne({ _id: view(1)._id }, { $inc: { forecasts: 1 } });
       midway();
@@ -181,44 +185,32 @@ describe('sqlite document store', () => {
     await reachedMidway;
     const c = store.collection(views);
     try {
-      expect((await c.findOne({ _id: view(1)._id }))?.forecasts).toBe(0);
-      expect((await c.find({ groupSlug: 'g1' })).map((d) => d._id)).toEqual([view(1)._id]);
-      expect(await c.countDocuments({})).toBe(1);
-      expect((await c.byIds([view(1)._id])).size).toBe(1);
+      await meanwhile(c);
     } finally {
       release();
       await unit;
     }
+    return c;
+  }
+
+  it('a collection a unit opens first, on a file that holds it: readers outside see what is committed meanwhile', async () => {
+    const c = await firstNamedInAUnit([view(1)], views, async (outside) => {
+      expect((await outside.findOne({ _id: view(1)._id }))?.forecasts).toBe(0);
+      expect((await outside.find({ groupSlug: 'g1' })).map((d) => d._id)).toEqual([view(1)._id]);
+      expect(await outside.countDocuments({})).toBe(1);
+      expect((await outside.byIds([view(1)._id])).size).toBe(1);
+    });
     expect((await c.findOne({ _id: view(1)._id }))?.forecasts).toBe(1);
   });
 
   it('a collection a unit opens first with a new spec (its indexes set up inside the unit): readers outside get answers, not errors, and all of it once committed', async () => {
-    const path = file();
-    const before = openSqliteDocumentStore({ path });
-    for (let i = 1; i <= 3; i++) await before.collection(collectionSpec<View>({ name: 'views', arrays: ['terms'] })).insertOne(view(i));
-    await before.close();
-    const store = open(path);
-    let release!: () => void;
-    const paused = new Promise<void>((resolve) => (release = resolve));
-    let midway!: () => void;
-    const reachedMidway = new Promise<void>((resolve) => (midway = resolve));
-    // The unit adds the index columns and the array field's side table.
-    const unit = store.transaction(async (u) => {
-      await u.collection(views).updateOne({ _id: view(1)._id }, { $inc: { forecasts: 1 } });
-      midway();
-      await paused;
+    // Written without indexes: the unit adds the index columns and the array field's side table.
+    const c = await firstNamedInAUnit([view(1), view(2), view(3)], collectionSpec<View>({ name: 'views', arrays: ['terms'] }), async (outside) => {
+      await outside.find({ groupSlug: 'g1' }, { sort: { activityAt: -1, _id: -1 }, limit: 2 });
+      await outside.find({ terms: 'all' }, { sort: { activityAt: -1, _id: -1 }, limit: 2 });
+      await outside.countDocuments({ groupSlug: 'g1' });
+      await outside.countBy({}, 'groupSlug');
     });
-    await reachedMidway;
-    const c = store.collection(views);
-    try {
-      await c.find({ groupSlug: 'g1' }, { sort: { activityAt: -1, _id: -1 }, limit: 2 });
-      await c.find({ terms: 'all' }, { sort: { activityAt: -1, _id: -1 }, limit: 2 });
-      await c.countDocuments({ groupSlug: 'g1' });
-      await c.countBy({}, 'groupSlug');
-    } finally {
-      release();
-      await unit;
-    }
     expect((await c.find({ terms: 'all' }, { sort: { activityAt: -1, _id: -1 } })).map((d) => `${d._id}:${d.forecasts}`)).toEqual(['c00003:0', 'c00002:0', 'c00001:1']);
     expect(await c.countDocuments({ groupSlug: 'g1' })).toBe(1);
   });
