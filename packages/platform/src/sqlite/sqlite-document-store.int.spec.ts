@@ -164,37 +164,47 @@ describe('sqlite document store', () => {
 
   /**
    * Opens a store on a file holding `docs` (written through `writtenWith`), then a unit that is the
-   * first to name `views` in that process (its table set up inside the unit) and changes c00001;
-   * runs `meanwhile` outside it while it is open, then lets it commit.
+   * first to name the collection in that process, as `openedWith` declares it (its table set up
+   * inside the unit), and works in it (`inUnit`); runs `meanwhile` outside it while it is open,
+   * then lets it commit. Returns the store's collection, and its committed version before the
+   * unit and after it.
    */
-  async function firstNamedInAUnit(docs: View[], writtenWith: CollectionSpec<View>, meanwhile: (c: Collection<View>) => Promise<void>): Promise<Collection<View>> {
+  async function firstNamedInAUnit(
+    docs: View[],
+    specs: { writtenWith: CollectionSpec<View>; openedWith: CollectionSpec<View> },
+    inUnit: (c: Collection<View>) => Promise<unknown>,
+    meanwhile: (c: Collection<View>) => Promise<void>,
+  ): Promise<{ c: Collection<View>; versions: [number | null, number | null] }> {
     const path = file();
     const before = openSqliteDocumentStore({ path });
-    for (const doc of docs) await before.collection(writtenWith).insertOne(doc);
+    for (const doc of docs) await before.collection(specs.writtenWith).insertOne(doc);
     await before.close();
     const store = open(path);
+    const versionBefore = store.committedVersion();
     let release!: () => void;
     const paused = new Promise<void>((resolve) => (release = resolve));
     let midway!: () => void;
     const reachedMidway = new Promise<void>((resolve) => (midway = resolve));
     const unit = store.transaction(async (u) => {
-      await u.collection(views).updateOne({ _id: view(1)._id }, { $inc: { forecasts: 1 } });
+      await inUnit(u.collection(specs.openedWith));
       midway();
       await paused;
     });
     await reachedMidway;
-    const c = store.collection(views);
+    const c = store.collection(specs.openedWith);
     try {
       await meanwhile(c);
     } finally {
       release();
       await unit;
     }
-    return c;
+    return { c, versions: [versionBefore, store.committedVersion()] };
   }
+  const bump = (c: Collection<View>) => c.updateOne({ _id: view(1)._id }, { $inc: { forecasts: 1 } });
+  const plain = collectionSpec<View>({ name: 'views', arrays: ['terms'] });
 
   it('a collection a unit opens first, on a file that holds it: readers outside see what is committed meanwhile', async () => {
-    const c = await firstNamedInAUnit([view(1)], views, async (outside) => {
+    const { c } = await firstNamedInAUnit([view(1)], { writtenWith: views, openedWith: views }, bump, async (outside) => {
       expect((await outside.findOne({ _id: view(1)._id }))?.forecasts).toBe(0);
       expect((await outside.find({ groupSlug: 'g1' })).map((d) => d._id)).toEqual([view(1)._id]);
       expect(await outside.countDocuments({})).toBe(1);
@@ -203,16 +213,40 @@ describe('sqlite document store', () => {
     expect((await c.findOne({ _id: view(1)._id }))?.forecasts).toBe(1);
   });
 
-  it('a collection a unit opens first with a new spec (its indexes set up inside the unit): readers outside get answers, not errors, and all of it once committed', async () => {
-    // Written without indexes: the unit adds the index columns and the array field's side table.
-    const c = await firstNamedInAUnit([view(1), view(2), view(3)], collectionSpec<View>({ name: 'views', arrays: ['terms'] }), async (outside) => {
-      await outside.find({ groupSlug: 'g1' }, { sort: { activityAt: -1, _id: -1 }, limit: 2 });
-      await outside.find({ terms: 'all' }, { sort: { activityAt: -1, _id: -1 }, limit: 2 });
-      await outside.countDocuments({ groupSlug: 'g1' });
-      await outside.countBy({}, 'groupSlug');
+  it('a collection a unit opens first with new index columns, or an array side table: readers outside read it as empty, without errors, until it commits', async () => {
+    // New index columns and a side table; new index columns only; a side table only.
+    const specs = [plain, collectionSpec<View>({ name: 'views', arrays: ['terms'], indexes: [{ keys: { terms: 1 } }] }), collectionSpec<View>({ ...views, indexes: (views.indexes ?? []).slice(0, 2) })];
+    for (const writtenWith of specs) {
+      const { c } = await firstNamedInAUnit([view(1), view(2), view(3)], { writtenWith, openedWith: views }, bump, async (outside) => {
+        expect(await outside.find({ groupSlug: 'g1' }, { sort: { activityAt: -1, _id: -1 }, limit: 2 })).toEqual([]);
+        expect(await outside.find({ terms: 'all' }, { sort: { activityAt: -1, _id: -1 }, limit: 2 })).toEqual([]);
+        expect(await outside.countDocuments({ groupSlug: 'g1' })).toBe(0);
+        expect(await outside.countBy({}, 'groupSlug')).toEqual(new Map());
+      });
+      expect((await c.find({ terms: 'all' }, { sort: { activityAt: -1, _id: -1 } })).map((d) => `${d._id}:${d.forecasts}`)).toEqual(['c00003:0', 'c00002:0', 'c00001:1']);
+      expect(await c.countDocuments({ groupSlug: 'g1' })).toBe(1);
+    }
+  });
+
+  it('a collection a unit opens first with an index more, or one less, over the same columns: readers outside see what is committed meanwhile', async () => {
+    const more = collectionSpec<View>({ ...views, indexes: [...(views.indexes ?? []), { keys: { groupSlug: 1, _id: 1 } }] });
+    // Without the (groupSlug, activityAt, _id) index, and so without its groupSlug column.
+    const fewer = collectionSpec<View>({ ...views, indexes: (views.indexes ?? []).slice(1) });
+    for (const [writtenWith, openedWith] of [[views, more], [more, views], [views, fewer]] as const) {
+      await firstNamedInAUnit([view(1), view(21)], { writtenWith, openedWith }, bump, async (outside) => {
+        expect((await outside.findOne({ _id: view(21)._id }))?._id).toBe(view(21)._id);
+        expect((await outside.find({ groupSlug: 'g1' }, { sort: { activityAt: -1, _id: -1 } })).map((d) => `${d._id}:${d.forecasts}`)).toEqual(['c00021:0', 'c00001:0']);
+        expect(await outside.countDocuments({})).toBe(2);
+      });
+    }
+  });
+
+  it('once a unit that opened a collection unreadable outside ends, even one that only read, the committed version has moved', async () => {
+    const { c, versions } = await firstNamedInAUnit([view(1)], { writtenWith: plain, openedWith: views }, (u) => u.findOne({ _id: view(1)._id }), async (outside) => {
+      expect(await outside.countDocuments({})).toBe(0);
     });
-    expect((await c.find({ terms: 'all' }, { sort: { activityAt: -1, _id: -1 } })).map((d) => `${d._id}:${d.forecasts}`)).toEqual(['c00003:0', 'c00002:0', 'c00001:1']);
-    expect(await c.countDocuments({ groupSlug: 'g1' })).toBe(1);
+    expect(await c.countDocuments({})).toBe(1);
+    expect(versions[1]).not.toBe(versions[0]);
   });
 
   it('a write outside a unit waits for the open unit and is not part of it', async () => {

@@ -210,6 +210,8 @@ class Table implements TableShape {
    */
   private create(): void {
     const db = this.writer.db;
+    const absent = (table: string) => !db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(table);
+    if (absent(this.name)) this.madeUnreadable = true;
     db.exec(`CREATE TABLE IF NOT EXISTS ${this.q} (rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL)`);
     const existing = new Set((db.prepare(`PRAGMA table_info(${this.q})`).all() as { name: string }[]).map((c) => c.name));
     const indexNames = new Set(this.indexes.filter((keys) => !this.arrays.has(keys[0]![0])).map((keys) => this.indexName(keys)));
@@ -221,6 +223,7 @@ class Table implements TableShape {
     }
     for (const [path, column] of this.columns) {
       if (existing.has(`$${path}`)) continue;
+      this.madeUnreadable = true;
       db.exec(`ALTER TABLE ${this.q} ADD COLUMN ${column}`);
       db.exec(`UPDATE ${this.q} SET ${column} = json_extract(doc, '${jsonPath(path)}')`);
     }
@@ -228,7 +231,8 @@ class Table implements TableShape {
       const [first] = keys[0]!;
       if (this.arrays.has(first)) {
         const side = this.multikey.get(first)!;
-        const fresh = !db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(`${this.name}$${first}`);
+        const fresh = absent(`${this.name}$${first}`);
+        if (fresh) this.madeUnreadable = true;
         db.exec(`CREATE TABLE IF NOT EXISTS ${side} (k, id TEXT NOT NULL, PRIMARY KEY (k, id)) WITHOUT ROWID`);
         db.exec(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`${this.name}$${first}$id`)} ON ${side} (id)`);
         if (fresh) db.exec(`INSERT OR IGNORE INTO ${side} (k, id) SELECT e.value, t.id FROM ${this.q} t, json_each(t.doc, '${jsonPath(first)}') e`);
@@ -242,6 +246,13 @@ class Table implements TableShape {
       if (![...this.multikey.keys()].some((field) => `${this.name}$${field}` === name)) db.exec(`DROP TABLE ${quoteIdent(name)}`);
     }
   }
+
+  /**
+   * Set when setting the table up made what another connection cannot read until it commits: the
+   * table itself, an index column, an array field's side table. (Indexes made or dropped change
+   * no query's answer, nor whether it runs.)
+   */
+  madeUnreadable = false;
 
   /** Builds the indexes that waited (deferred). */
   buildIndexes(): void {
@@ -651,12 +662,20 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   /** Tables set up inside the open transaction: a rollback undoes their DDL, so they are set up again. */
   const setUpInTransaction = new Set<string>();
   /**
-   * Those of them whose schema the transaction changed (a new table; columns, side tables or
-   * indexes added for a new spec; indexes dropped for a bulk load): the reader sees none of that
-   * until the commit, so reads outside answer as if they were empty meanwhile. (They are new, or
-   * being rebuilt, when this happens: a runner sets its collections up before its first batch.)
+   * Those of them whose setting up made what the reader cannot read until the commit (the table,
+   * an index column, a side table; see Table.madeUnreadable): reads outside answer as if they were
+   * empty meanwhile (they are new, or their spec is: a runner sets its collections up before its
+   * first batch). When the transaction ends they read as they are again, a change of what reads
+   * outside see: the store's committed version moves.
    */
-  const reshapedInTransaction = new Set<string>();
+  const unreadableInTransaction = new Set<string>();
+  /** The transaction ended (committed or rolled back): tables set up in it are set up for good, or made again. */
+  const transactionEnded = (rolledBack: boolean) => {
+    if (rolledBack) for (const name of setUpInTransaction) tables.delete(name);
+    for (const name of unreadableInTransaction) newGeneration(name);
+    setUpInTransaction.clear();
+    unreadableInTransaction.clear();
+  };
   const cache = new DocumentCache((options.documentCacheMiB ?? 16) * 1024 * 1024);
   /**
    * Answers of committed finds by their SQL and parameters, each with the generation of its
@@ -720,13 +739,10 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     if (closed) throw new Error('the document store is closed');
     let found = tables.get(spec.name);
     if (!found) {
-      const inTransaction = writer.db.inTransaction;
-      const schema = (): number => writer.db.pragma('schema_version', { simple: true }) as number;
-      const before = inTransaction ? schema() : 0;
       found = new Table(spec.name, spec, writer, deferred.has(spec.name));
       tables.set(spec.name, found);
-      if (inTransaction) setUpInTransaction.add(spec.name);
-      if (inTransaction && schema() !== before) reshapedInTransaction.add(spec.name);
+      if (writer.db.inTransaction) setUpInTransaction.add(spec.name);
+      if (writer.db.inTransaction && found.madeUnreadable) unreadableInTransaction.add(spec.name);
     } else if (found.spec !== spec && JSON.stringify(found.spec) !== JSON.stringify(spec)) {
       throw new Error(`collection ${spec.name} is declared twice, differently`);
     }
@@ -767,8 +783,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       }
       throw error;
     }
-    setUpInTransaction.clear();
-    reshapedInTransaction.clear();
+    transactionEnded(false);
     committedUnit(unit);
     return result;
   }
@@ -776,9 +791,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   /** Undoes the open transaction, tables it created included (they are made again on next use). */
   function rollback(): void {
     if (writer.db.inTransaction) writer.db.exec('ROLLBACK');
-    for (const name of setUpInTransaction) tables.delete(name);
-    setUpInTransaction.clear();
-    reshapedInTransaction.clear();
+    transactionEnded(true);
   }
 
   /**
@@ -796,8 +809,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       throw lose(unit, error);
     }
     held = null;
-    setUpInTransaction.clear();
-    reshapedInTransaction.clear();
+    transactionEnded(false);
     ended(unit);
   }
 
@@ -918,7 +930,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     }
     // A table made inside the open unit (a collection dropped for a rebuild, made again by its
     // first batch) holds nothing committed, and the reader cannot see it yet.
-    if (reshapedInTransaction.has(t.name)) return [];
+    if (unreadableInTransaction.has(t.name)) return [];
     // Committed data: documents come from the cache when it has them.
     const ids = idsOnly(filter, options);
     if (ids) {
@@ -1039,7 +1051,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         // Inside a unit of work (or while the in-memory writer is in one), through query: it sees
         // the unit's own writes.
         const unit = live(scope);
-        const throughQuery = unit !== undefined || (memory && writer.db.inTransaction) || reshapedInTransaction.has(tb.name);
+        const throughQuery = unit !== undefined || (memory && writer.db.inTransaction) || unreadableInTransaction.has(tb.name);
         const docs = throughQuery ? query(unit, tb, { _id: { $in: [...ids] } }, {}) : committedByIds(tb, ids);
         for (const doc of docs) found.set(doc._id as string, doc);
         return found;
@@ -1049,7 +1061,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         const tb = t();
         const unit = live(scope);
         if (unit) unit.flush(tb);
-        else if (!memory && reshapedInTransaction.has(tb.name)) return 0;
+        else if (!memory && unreadableInTransaction.has(tb.name)) return 0;
         const params: unknown[] = [];
         const where = compileFilter(tb, asFilter(filter), params);
         return (unit ? writer : committed()).prepare(`SELECT count(*) FROM ${tb.q} WHERE ${where}`).pluck().get(...params) as number;
@@ -1060,7 +1072,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         if (tb.arrays.has(field)) throw new Error(`countBy groups by a text field, and ${tb.name}.${field} holds arrays`);
         const unit = live(scope);
         if (unit) unit.flush(tb);
-        else if (!memory && reshapedInTransaction.has(tb.name)) return new Map<string | null, number>();
+        else if (!memory && unreadableInTransaction.has(tb.name)) return new Map<string | null, number>();
         const params: unknown[] = [];
         const where = compileFilter(tb, asFilter(filter), params);
         const sql = `SELECT ${fieldExpr(tb, field)}, count(*) FROM ${tb.q} WHERE ${where} GROUP BY 1`;
@@ -1294,8 +1306,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
             copied += writer.db.prepare(`INSERT OR REPLACE INTO main.${t.q} (${columns}) SELECT ${columns} FROM source.${t.q} WHERE ${where}`).run(...params).changes;
           }
           writer.db.exec('COMMIT');
-          setUpInTransaction.clear();
-          reshapedInTransaction.clear();
+          transactionEnded(false);
         } catch (error) {
           rollback();
           throw error;
