@@ -109,21 +109,10 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
   // log once, by the first service that needs them; the services after it copy its tables.
   const copies = new SqliteReadModelCopies();
   const modules = allServices(options.passwords ? { passwords: options.passwords } : {});
-  // On a long history, new read-model files are built side by side in threads first. Not with
-  // Redis (the leaderboards live there, not in the files) nor with wrapped stores (tests).
+  // On a long history, new read-model files (and missing stream indexes of the event stores) are
+  // built side by side in threads first. Not with Redis (the leaderboards live there, not in the files) nor with wrapped stores (tests).
   if (!redis && !options.wrapDocuments) {
-    // Once a thread has nothing left to build, this one indexes the event stores' streams on the
-    // core it left (seconds on a long history, after the threads otherwise). A failure is the
-    // services' to report when they open their stores, as it would be without this.
-    let indexing: Promise<unknown> = Promise.resolve();
-    const coreFree = () => {
-      // One after the other: one core, and one topic's offsets in memory at a time.
-      indexing = (async () => {
-        for (const topic of modules.flatMap((m) => m.eventStores)) await eventStore(topic);
-      })().catch(() => undefined);
-    };
-    await buildNewReadModelsInWorkers({ log, logDir: join(config.dataDir, 'log'), readModelDir, heldDocuments: config.REBUILD_HELD_DOCUMENTS, modules, coreFree, ...(logger ? { logger } : {}), ...(options.parallelRebuild ? { parallel: options.parallelRebuild } : {}) });
-    await indexing;
+    await buildNewReadModelsInWorkers({ log, logDir: join(config.dataDir, 'log'), readModelDir, heldDocuments: config.REBUILD_HELD_DOCUMENTS, modules, ...(logger ? { logger } : {}), ...(options.parallelRebuild ? { parallel: options.parallelRebuild } : {}) });
   }
   for (const module of modules) {
     const started = Date.now();

@@ -118,29 +118,52 @@ describe('read models across restarts (rules 7 and the read-side issue)', () => 
     expect(await snapshot(second, users, uuid)).toEqual(before);
   });
 
-  it.each([2, 3])('a fresh process on a long history builds the read models in %i threads, side by side, to the same answers', async (workers) => {
+  it.each([2, 3])('a fresh process on a long history builds the read models and stream indexes in %i threads, side by side, to the same answers', async (workers) => {
     const { first, users, uuid, before } = await told();
     const now = first.clock.now();
     await first.stop();
     rmSync(join(first.dataDir, 'read-models'), { recursive: true, force: true });
+    // The event stores' stream indexes are derived from the log too: the threads build them last.
+    const indexes = readdirSync(join(first.dataDir, 'log')).filter((f) => f.endsWith('.streams.db'));
+    expect(indexes.sort()).toEqual(['casties.streams.db', 'groups.streams.db', 'identity-logins.streams.db', 'identity.streams.db', 'notifications.streams.db', 'social.streams.db']);
+    for (const f of indexes) rmSync(join(first.dataDir, 'log', f));
     const log = capturedLogger();
     // Any history counts as long here. Two threads, as on the smallest machine that uses them;
-    // three, where social (people and friendships only) starts while groups builds them.
+    // three, where notifications starts while groups builds what they share.
     const second = await TestSystem.start({ dataDir: first.dataDir, now, logger: log.logger, parallelRebuild: { workers, minEvents: 0 } });
     systems.push(second);
     expect(await snapshot(second, users, uuid)).toEqual(before);
-    const built = log.lines().filter((l) => typeof l.thread === 'string' && / rebuilt | copied /.test(String(l.msg)));
+    const built = log.lines().filter((l) => typeof l.thread === 'string' && / rebuilt | copied | started as a copy /.test(String(l.msg)));
     // Every service with read models was built by a thread of its own, none by its service at start.
     expect(new Set(built.map((l) => l.thread))).toEqual(new Set(['groups', 'casties', 'social', 'notifications']));
-    expect(log.lines().filter((l) => l.thread === undefined && / rebuilt | copied /.test(String(l.msg)))).toEqual([]);
+    expect(log.lines().filter((l) => l.thread === undefined && / rebuilt | copied | started as a copy /.test(String(l.msg)))).toEqual([]);
     // People and groups are built once, by the groups thread; the casties thread, started beside
     // it, built only its own read models from the log, copied those, then built its boards from them.
     const casties = built.filter((l) => l.thread === 'casties').map((l) => String(l.msg));
     expect(casties.filter((m) => m.includes(' rebuilt '))).toEqual([expect.stringMatching(/^casties-read: rebuilt castie-views v\d+, forecasts v\d+, comments v\d+, castie-search v\d+ from /)]);
     expect(casties.filter((m) => m.includes(' copied ')).map((m) => m.split(' v')[0])).toEqual(['casties-read: copied people', 'casties-read: copied friendships', 'casties-read: copied groups']);
     expect(log.lines().some((l) => l.thread === 'casties' && String(l.msg).startsWith('casties-read: built leaderboards v'))).toBe(true);
+    // A thread started once groups finished starts as a copy of its whole file: social (people and
+    // friendships, less the groups it does not keep) always; notifications on two threads.
+    const startedAs = (thread: string) => built.filter((l) => l.thread === thread && String(l.msg).includes(' started as a copy ')).map((l) => String(l.msg).replace(/ v\d+/g, ''));
+    expect(startedAs('social')).toEqual(['social-read: started as a copy of the file of groups-read (people, friendships)']);
+    expect(startedAs('notifications')).toEqual(workers === 2 ? ['notifications-read: started as a copy of the file of groups-read (people, friendships, groups)'] : []);
+    const social = new Database(join(second.dataDir, 'read-models', 'social.db'), { readonly: true });
+    try {
+      expect(social.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'groups'`).all()).toEqual([]);
+      expect(social.prepare(`SELECT id FROM projection_versions ORDER BY id`).pluck().all()).toEqual(['friendships', 'people']);
+    } finally {
+      social.close();
+    }
     // Social only copies what groups builds: it is taken last, so the threads that build from the log start first.
     expect(log.lines().find((l) => String(l.msg).startsWith('building the read models of '))?.services).toEqual(['groups', 'casties', 'notifications', 'social']);
+    // Each stream index was built by a thread, none by its event store at start.
+    // (Of a topic with events: an empty one's index is made empty by its store, at once.)
+    const topics = indexes.map((f) => f.replace('.streams.db', '')).filter((topic) => statSync(join(second.dataDir, 'log', `${topic}.log`)).size > 0);
+    expect(topics.length).toBeGreaterThanOrEqual(5);
+    const indexed = log.lines().filter((l) => / indexed the streams of /.test(String(l.msg)));
+    expect(indexed.map((l) => l.thread).sort()).toEqual(topics.sort());
+    expect(log.lines().filter((l) => l.thread === undefined && / indexed /.test(String(l.msg)))).toEqual([]);
   });
 
   it("dropping one service's database file rebuilds that service alone, to the same answers", async () => {

@@ -20,7 +20,16 @@ export interface LogEventStoreOptions {
   indexPath?: string;
   /** Told how a missing or lagging index is caught up (records, seconds). */
   onProgress?: (message: string) => void;
+  /**
+   * WAL checkpoints in the process's checkpoint thread once caught up (default true). A thread
+   * that only builds the index at a first start, then closes it, does without (its close
+   * checkpoints).
+   */
+  backgroundCheckpoints?: boolean;
 }
+
+/** Where a topic's stream index is kept by default: `<log dir>/<topic>.streams.db`. */
+export const streamIndexPath = (logDir: string, topic: string): string => join(logDir, `${topic}.streams.db`);
 
 /** The two fields of an envelope the stream index is made of. */
 const StreamPositionSchema = EventEnvelopeSchema.pick({ streamId: true, streamVersion: true });
@@ -46,8 +55,8 @@ const RECENT_STREAMS_BYTES = 32 * 1024 * 1024;
  * one stream run one after another (check and reservation happen synchronously once the
  * previous append settled), appends to different streams share the log's group commit.
  */
-export async function createLogEventStore({ log, topic, indexPath, onProgress }: LogEventStoreOptions): Promise<EventStore> {
-  const db = new Database(indexPath ?? join(log.dir, `${topic}.streams.db`));
+export async function createLogEventStore({ log, topic, indexPath, onProgress, backgroundCheckpoints: inBackground = true }: LogEventStoreOptions): Promise<EventStore> {
+  const db = new Database(indexPath ?? streamIndexPath(log.dir, topic));
   db.pragma('journal_mode = WAL');
   // A crash may lose the last commits, never consistency: the lost rows come back from the log.
   db.pragma('synchronous = NORMAL');
@@ -73,7 +82,7 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress }:
   // Caught up: from now on the process's checkpoint thread moves the WAL into the file, not a
   // commit on the event loop (the commit's own checkpoint waits until 16 MB, should it fall behind).
   db.pragma(`wal_autocheckpoint = ${(16 * 1024 * 1024) / (db.pragma('page_size', { simple: true }) as number)}`);
-  const stopCheckpoints = backgroundCheckpoints.watch(db.name);
+  const stopCheckpoints = inBackground ? backgroundCheckpoints.watch(db.name) : async () => undefined;
 
   // Index rows of appends wait for the end of the event loop's turn and commit together (one
   // SQLite transaction for every append of a group commit). Until then they answer from here.

@@ -581,6 +581,20 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   };
 }
 
+/**
+ * Removes from `store` the read models of projections its runner does not run: their
+ * collections, checkpoints and versions. For a store that starts as a copy of a file holding
+ * more projections than its own (a first start's thread, read-model-copies.ts); their dead
+ * letters, if any, stay.
+ */
+export async function forgetProjections(store: DocumentStore, projections: readonly { name: string; collections: readonly string[] }[]): Promise<void> {
+  if (projections.length === 0) return;
+  await store.drop(projections.flatMap((p) => p.collections));
+  const names = projections.map((p) => p.name);
+  await store.collection(CHECKPOINTS).deleteMany({ projection: { $in: names } });
+  await store.collection(VERSIONS).deleteMany({ _id: { $in: names } });
+}
+
 /** A copy of the projection's read model, or null: none to copy, or copying failed (then it is rebuilt, as without copies). */
 async function copyOf(copies: ReadModelCopies, projection: Projection, matching: readonly DocumentsMatching[], logger: FastifyBaseLogger | undefined): Promise<string | null> {
   try {

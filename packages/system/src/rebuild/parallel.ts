@@ -1,12 +1,14 @@
 // A first start on a long history builds the services' read models in worker threads, side by
 // side, before the services start. Projections two services share (people, groups) are built by
 // the thread that started first: one started while it builds builds its own projections first,
-// then copies the shared ones from its file. Building them is CPU-bound, and one process building them in
-// turn on its one event loop left the machine's other cores idle for minutes. Each worker builds
-// one service's new read-model file from the log (read-only) with the projections the service
-// itself runs (its `readModels`), then closes it; the service then starts on a finished file and
-// only applies what came after. A worker that fails leaves a consistent prefix behind (each batch
-// commits with its checkpoints): the service goes on from there itself.
+// then copies the shared ones from its file; one started after it finished starts as a copy of
+// its whole file. Building them is CPU-bound, and one process building them in turn on its one
+// event loop left the machine's other cores idle for minutes. Each worker builds one service's
+// new read-model file from the log (read-only) with the projections the service itself runs (its
+// `readModels`), then closes it; the service then starts on a finished file and only applies what
+// came after. A worker that fails leaves a consistent prefix behind (each batch commits with its
+// checkpoints): the service goes on from there itself. The event stores' missing stream indexes
+// are built by the same threads, last, while the last read models are built.
 import type { EventLog, ServiceModule } from '@castie/platform';
 import type { FastifyBaseLogger } from 'fastify';
 import { existsSync } from 'node:fs';
@@ -14,9 +16,10 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { streamIndexPath } from '@castie/platform/embedded/log-event-store';
 import { finishedProjection, sameProjection, type CopySource, type FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
-import type { FromWorker, RebuildTask, ToWorker } from './tasks.ts';
+import type { FromWorker, ReadModelsTask, RebuildTask, StreamIndexTask, ToWorker } from './tasks.ts';
 
 export interface ParallelRebuildOptions {
   /** Threads building at once (default: the CPUs the process may use); below 2 nothing is done here. */
@@ -43,8 +46,6 @@ export async function buildNewReadModelsInWorkers(options: {
   modules: readonly ServiceModule[];
   logger?: FastifyBaseLogger;
   parallel?: ParallelRebuildOptions;
-  /** Called once, when the first thread finds nothing left to build: a core is free for other work of the start. */
-  coreFree?: () => void;
 }): Promise<void> {
   const { log, logger } = options;
   const fresh = options.modules.filter((m) => m.readModels && !existsSync(storePath(options.readModelDir, m.name)));
@@ -56,41 +57,67 @@ export async function buildNewReadModelsInWorkers(options: {
   if (events < (options.parallel?.minEvents ?? MIN_EVENTS)) return;
 
   const started = Date.now();
-  const queue = await inBuildOrder(fresh);
-  const services = queue.map((m) => m.name);
-  logger?.info({ services, workers, events }, `building the read models of ${services.join(', ')} (in that order) from ${events.toLocaleString('en-US')} events in ${workers} threads`);
+  const ordered = await inBuildOrder(fresh);
+  const services = ordered.map((m) => m.name);
+  const indexes = await missingStreamIndexes(log, options.logDir, options.modules);
+  logger?.info(
+    { services, workers, events, streamIndexes: indexes },
+    `building the read models of ${services.join(', ')} (in that order)${indexes.length > 0 ? `, then the stream indexes of ${indexes.join(', ')},` : ''} from ${events.toLocaleString('en-US')} events in ${workers} threads`,
+  );
+  // The stream indexes come last: whichever thread is done with read models first builds them
+  // while the other finishes (the threads end together instead of the indexes after them).
+  const queue: RebuildTask[] = [
+    ...ordered.map((m): ReadModelsTask => ({
+      kind: 'read-models',
+      service: m.name,
+      logDir: options.logDir,
+      storePath: storePath(options.readModelDir, m.name),
+      ...(options.heldDocuments ? { heldDocuments: options.heldDocuments } : {}),
+      sources: [],
+      building: [],
+    })),
+    ...indexes.map((topic): StreamIndexTask => ({ kind: 'stream-index', topic, logDir: options.logDir })),
+  ];
+  const groupOf = new Map<string, string>(ordered.map((m) => [m.name, m.readModels!.group]));
   const finished: CopySource[] = [];
-  /** The threads building now, by service: each is told when another finishes (it may be waiting to copy from it). */
+  /** The threads building read models now, by service: each is told when another finishes (it may be waiting to copy from it). */
   const running = new Map<string, Worker>();
   const thread = async (): Promise<void> => {
-    for (let module = queue.shift(); module; module = queue.shift()) {
-      const task: RebuildTask = {
-        service: module.name,
-        logDir: options.logDir,
-        storePath: storePath(options.readModelDir, module.name),
-        ...(options.heldDocuments ? { heldDocuments: options.heldDocuments } : {}),
-        sources: [...finished],
-        building: [...running.keys()],
-      };
+    for (let task = queue.shift(); task; task = queue.shift()) {
+      if (task.kind === 'stream-index') {
+        // A failure is the event store's to report when its service opens it, as without threads.
+        await runWorker(task, log, logger, () => undefined).catch((error: unknown) => logger?.warn({ topic: task.topic, err: error }, `indexing the streams of ${task.topic} in a thread failed: its event store indexes them when it opens`));
+        continue;
+      }
+      const { service } = task;
+      task.sources = [...finished];
+      task.building = [...running.keys()];
       let source: CopySource | null = null;
       try {
-        const offered = await runWorker(task, log, logger, (worker) => running.set(module.name, worker));
-        if (offered) finished.push((source = { group: module.readModels!.group, path: task.storePath, projections: offered }));
+        const offered = await runWorker(task, log, logger, (worker) => running.set(service, worker));
+        if (offered) finished.push((source = { group: groupOf.get(service)!, path: task.storePath, projections: offered }));
       } catch (error) {
-        logger?.warn({ service: module.name, err: error }, `building the read models of ${module.name} in a thread failed: the service goes on from where it stopped when it starts`);
+        logger?.warn({ service, err: error }, `building the read models of ${service} in a thread failed: the service goes on from where it stopped when it starts`);
       } finally {
-        running.delete(module.name);
-        for (const other of running.values()) other.postMessage({ type: 'finished', service: module.name, source } satisfies ToWorker);
+        running.delete(service);
+        for (const other of running.values()) other.postMessage({ type: 'finished', service, source } satisfies ToWorker);
       }
     }
-    if (!freed) {
-      freed = true;
-      options.coreFree?.();
-    }
   };
-  let freed = false;
   await Promise.all(Array.from({ length: workers }, thread));
   logger?.info({ ms: Date.now() - started }, `read models built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/**
+ * The topics of the modules' event stores whose stream index (`<topic>.streams.db` beside the
+ * log) does not exist, largest first: a thread builds each from the log, and the event store
+ * then opens on a finished index.
+ */
+async function missingStreamIndexes(log: EventLog, logDir: string, modules: readonly ServiceModule[]): Promise<string[]> {
+  const missing = [...new Set(modules.flatMap((m) => m.eventStores))].filter((topic) => !existsSync(streamIndexPath(logDir, topic)));
+  const sizes = new Map<string, number>();
+  for (const topic of missing) sizes.set(topic, [...(await log.endOffsets(topic)).values()].reduce((a, b) => a + b, 0));
+  return missing.filter((topic) => sizes.get(topic)! > 0).sort((a, b) => sizes.get(b)! - sizes.get(a)!);
 }
 
 const storePath = (dir: string, service: string) => join(dir, `${service}.db`);
@@ -129,7 +156,7 @@ function runWorker(task: RebuildTask, log: EventLog, logger: FastifyBaseLogger |
   return new Promise((resolve, reject) => {
     let offered: FinishedProjection[] | null | undefined;
     worker.on('message', (message: FromWorker) => {
-      if (message.type === 'log') logger?.[message.level]({ ...message.fields, thread: task.service }, message.msg);
+      if (message.type === 'log') logger?.[message.level]({ ...message.fields, thread: task.kind === 'read-models' ? task.service : task.topic }, message.msg);
       else if (message.type === 'done') offered = message.offered;
       else if (message.type === 'append') {
         const answer = (reply: ToWorker) => worker.postMessage(reply);
@@ -142,7 +169,7 @@ function runWorker(task: RebuildTask, log: EventLog, logger: FastifyBaseLogger |
     worker.once('error', reject);
     worker.once('exit', (code) => {
       if (offered !== undefined) resolve(offered);
-      else reject(new Error(`the thread building ${task.service} exited with ${code} before it finished`));
+      else reject(new Error(`the thread building ${task.kind === 'read-models' ? task.service : `the stream index of ${task.topic}`} exited with ${code} before it finished`));
     });
   });
 }

@@ -2,8 +2,12 @@
 import type { LogPosition, NewLogRecord } from '@castie/platform';
 import type { CopySource, FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
 
+/** One thing a first start derives from the log, in a thread: a service's read models, or an event store's stream index. */
+export type RebuildTask = ReadModelsTask | StreamIndexTask;
+
 /** One service's read models to build into a new file. */
-export interface RebuildTask {
+export interface ReadModelsTask {
+  kind: 'read-models';
   service: string;
   logDir: string;
   storePath: string;
@@ -17,9 +21,17 @@ export interface RebuildTask {
   building: string[];
 }
 
+/** The stream index of one topic's event store (`<topic>.streams.db` beside the log), built from the log. */
+export interface StreamIndexTask {
+  kind: 'stream-index';
+  topic: string;
+  logDir: string;
+}
+
 export type FromWorker =
   | { type: 'log'; level: 'info' | 'warn' | 'error'; fields: Record<string, unknown>; msg: string }
   | { type: 'append'; id: number; topic: string; records: NewLogRecord[] }
+  /** Finished: the read models it offers for copying (null: dead letters, or a stream index). */
   | { type: 'done'; offered: FinishedProjection[] | null };
 
 export type ToWorker =
