@@ -182,33 +182,60 @@ export function applyUpdate(doc: JsonObject, update: Operators, inserting: boole
 
 /**
  * applyUpdate, then `check` of the changed document, all or nothing: should either throw partway
- * (a $inc of text after a $set, an array in an undeclared field), the top-level fields the update
- * names are put back as they were. Cheaper than updating a copy: only those fields are copied.
+ * (a $inc of text after a $set, an array in an undeclared field), every path the update names is
+ * put back as it was. Nothing is copied: each path's value before is kept as it is (operators
+ * replace values, they do not change them), and an array $push or $addToSet appends to is cut
+ * back to its length. Copying the fields named (a Castie's write-in texts, a person's frodads)
+ * was a tenth of a rebuild's Castie views.
  */
 export function applyUpdateOrNothing(doc: JsonObject, update: Operators, inserting: boolean, check: (doc: JsonObject) => void): boolean {
-  const keys: string[] = [];
-  const before: unknown[] = [];
+  const undo: Undo[] = [];
   for (const op in update) {
-    // What applyUpdate leaves alone needs no copy ($setOnInsert of a document that exists).
+    // What applyUpdate leaves alone needs no undo ($setOnInsert of a document that exists).
     if (op === '$setOnInsert' && !inserting) continue;
-    for (const path in update[op as keyof Operators]) {
-      const dot = path.indexOf('.');
-      const key = dot < 0 ? path : path.slice(0, dot);
-      if (keys.includes(key)) continue;
-      keys.push(key);
-      before.push(Object.hasOwn(doc, key) ? cloneJson(doc[key]) : MISSING);
-    }
+    const appends = op === '$push' || op === '$addToSet';
+    for (const path in update[op as keyof Operators]) undo.push(undoOf(doc, path, appends));
   }
   try {
     const changed = applyUpdate(doc, update, inserting);
     if (changed) check(doc);
     return changed;
   } catch (error) {
-    keys.forEach((key, i) => {
-      if (before[i] === MISSING) delete doc[key];
-      else doc[key] = before[i];
-    });
+    for (let i = undo.length - 1; i >= 0; i--) {
+      const { container, key, before, length } = undo[i]!;
+      if (before === MISSING) delete container[key];
+      else {
+        container[key] = before;
+        if (length >= 0) (before as unknown[]).length = length;
+      }
+    }
     throw error;
+  }
+}
+
+/** Where a path's value was, and what it was (MISSING: the key was not there; `length`: of an array appended to, else -1). */
+interface Undo {
+  container: Record<string, unknown>;
+  key: string;
+  before: unknown;
+  length: number;
+}
+
+/**
+ * The undo of an update at `path`: its value, or the first key along it that is missing or not a
+ * container (the update creates or replaces what is below it).
+ */
+function undoOf(doc: JsonObject, path: string, appends: boolean): Undo {
+  let container = doc as Record<string, unknown>;
+  for (let start = 0; ; ) {
+    const dot = path.indexOf('.', start);
+    const key = dot < 0 ? path.slice(start) : path.slice(start, dot);
+    const before = Object.hasOwn(container, key) ? container[key] : MISSING;
+    if (dot < 0 || before === MISSING || before === null || typeof before !== 'object') {
+      return { container, key, before, length: appends && Array.isArray(before) ? before.length : -1 };
+    }
+    container = before as Record<string, unknown>;
+    start = dot + 1;
   }
 }
 
