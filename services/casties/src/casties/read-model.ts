@@ -80,20 +80,28 @@ const empty: Fields = {
   correctText: null,
   reports: 0,
 };
-/** The fields a new view starts with, except those the creating update writes itself. */
+/** The fields a new view starts with, except those the creating update writes itself, by those fields' names. */
 const seeds = new Map<string, Partial<Fields>>();
-function seed(written: readonly string[]): Partial<Fields> {
-  const top = written.map((path) => path.split('.')[0]!);
-  const key = top.join(',');
-  let found = seeds.get(key);
-  if (!found) seeds.set(key, (found = Object.fromEntries(Object.entries(empty).filter(([k]) => !top.includes(k))) as Partial<Fields>));
-  return found;
-}
 
-/** Applies an update to a view, creating it with every field when the Castie's first event arrives. */
+/**
+ * Applies an update to a view, creating it with every field when the Castie's first event arrives.
+ * Once per event of a rebuild: the fields' names are read in place (splitting and joining arrays
+ * of them was a sixth of the Castie views' rebuild).
+ */
 function viewUpdate(update: Update<CastieView>): Update<CastieView> {
-  const written = [update.$set, update.$inc, update.$max].flatMap((fields) => Object.keys(fields ?? {}));
-  return { ...update, $setOnInsert: seed(written) };
+  let key = '';
+  for (const fields of [update.$set, update.$inc, update.$max]) {
+    for (const path in fields) {
+      const dot = path.indexOf('.');
+      key += `${dot < 0 ? path : path.slice(0, dot)},`;
+    }
+  }
+  let seed = seeds.get(key);
+  if (!seed) {
+    const written = new Set(key.split(','));
+    seeds.set(key, (seed = Object.fromEntries(Object.entries(empty).filter(([k]) => !written.has(k))) as Partial<Fields>));
+  }
+  return { ...update, $setOnInsert: seed };
 }
 
 /**
