@@ -1,0 +1,77 @@
+/**
+ * The ids ever added, as a Bloom filter: `mayHave` is true for every id added, and false for
+ * nearly every other one (about 0.1 % answer true all the same). A rebuild asks its store for
+ * documents that do not exist yet (every new forecast, notification, friendship): with this, the
+ * store knows most of them absent without a SELECT, in bounded memory (about 2 bytes per id), where
+ * a Set of the ids would grow with the history. Never shrinks: removing is not supported, so an id
+ * deleted, or added by a unit later rolled back, is still "maybe" (then SQLite is asked).
+ *
+ * Written here rather than taken from npm: the filters there bring a dozen dependencies (lodash,
+ * seedrandom, an xxhash in JavaScript) for these forty lines.
+ *
+ * It grows in layers (a scalable Bloom filter): each holds up to `bits / 16` ids, then a layer
+ * twice as large takes the next ones, so the false positives stay near 0.05 % per layer whatever
+ * the number of ids, and a small table costs one small layer.
+ */
+export class IdFilter {
+  readonly #layers: { bits: Uint32Array; mask: number; capacity: number; count: number }[] = [];
+
+  constructor(private readonly firstBits = 1 << 20) {
+    this.#grow();
+  }
+
+  add(id: string): void {
+    let layer = this.#layers[this.#layers.length - 1]!;
+    if (layer.count >= layer.capacity) layer = this.#grow();
+    const [h1, h2] = hashes(id);
+    for (let i = 0; i < PROBES; i++) {
+      const bit = (h1 + i * h2) & layer.mask;
+      layer.bits[bit >>> 5]! |= 1 << (bit & 31);
+    }
+    layer.count++;
+  }
+
+  /** False only for an id never added. */
+  mayHave(id: string): boolean {
+    const [h1, h2] = hashes(id);
+    for (const layer of this.#layers) {
+      let all = true;
+      for (let i = 0; i < PROBES && all; i++) {
+        const bit = (h1 + i * h2) & layer.mask;
+        all = (layer.bits[bit >>> 5]! & (1 << (bit & 31))) !== 0;
+      }
+      if (all) return true;
+    }
+    return false;
+  }
+
+  #grow() {
+    // Up to 2^30 bits (128 MB) a layer: the masks stay within 32-bit integers.
+    const bits = Math.min(this.firstBits * 2 ** this.#layers.length, 2 ** 30);
+    const layer = { bits: new Uint32Array(bits >>> 5), mask: bits - 1, capacity: bits >>> 4, count: 0 };
+    this.#layers.push(layer);
+    return layer;
+  }
+}
+
+/** Bits set per id: with 16 bits per id, 6 probes give about 0.05 % false positives. */
+const PROBES = 6;
+
+/** Two independent 32-bit hashes of the string (FNV-1a, and the same with another basis and a final mix): double hashing derives the probes from them. */
+const pair: [number, number] = [0, 0];
+function hashes(id: string): [number, number] {
+  let a = 0x811c9dc5;
+  let b = 0x9747b28c;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+  }
+  b ^= b >>> 15;
+  b = Math.imul(b, 0x2c1b3c6d);
+  b ^= b >>> 12;
+  pair[0] = a >>> 0;
+  // Odd: every probe lands on another bit.
+  pair[1] = (b | 1) >>> 0;
+  return pair;
+}

@@ -1,0 +1,25 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { IdFilter } from './id-filter.ts';
+
+describe('the filter of ids a rebuilt table may hold', () => {
+  it('says "maybe" for every id added, past several layers, and "no" for nearly every other', () => {
+    // A first layer of 2^14 bits holds 1,024 ids: 200,000 take eight layers.
+    const filter = new IdFilter(1 << 14);
+    const added = Array.from({ length: 200_000 }, (_, i) => `${randomUUID()}:${i}`);
+    for (const id of added) filter.add(id);
+    expect(added.filter((id) => !filter.mayHave(id))).toEqual([]);
+    const others = Array.from({ length: 100_000 }, () => randomUUID());
+    const falsePositives = others.filter((id) => filter.mayHave(id)).length;
+    expect(falsePositives / others.length).toBeLessThan(0.01);
+  });
+
+  it('knows nothing of ids never added', () => {
+    const filter = new IdFilter();
+    expect(filter.mayHave('forecast-1')).toBe(false);
+    filter.add('forecast-1');
+    expect(filter.mayHave('forecast-1')).toBe(true);
+    expect(filter.mayHave('forecast-2')).toBe(false);
+    expect(filter.mayHave('')).toBe(false);
+  });
+});
