@@ -294,6 +294,27 @@ describe('sqlite document store', () => {
     expect((await c.findOne({ _id: id }))?.forecasts).toBe(1);
   });
 
+  it('a copy of a collection from a finished file answers as the original, array queries from its side table too', async () => {
+    const original = open();
+    await original.beginBulkLoad(['views']);
+    for (let i = 1; i <= 30; i++) await original.transaction((unit) => unit.collection(views).insertOne(view(i)), { defer: true });
+    await original.endBulkLoad();
+    const copy = open();
+    expect(await copy.copyFrom(original, { collections: [views] })).toBe(30);
+    const asked = async (store: SqliteDocumentStore) => ({
+      w1: (await store.collection(views).find({ terms: 'w1' }, { sort: { _id: 1 } })).map((d) => d._id),
+      some: (await store.collection(views).find({ terms: { $in: ['w0', 'w2'] }, groupSlug: 'g1' }, { sort: { activityAt: -1, _id: -1 }, limit: 5 })).map((d) => d._id),
+      all: await store.collection(views).countDocuments({ terms: 'all' }),
+    });
+    const expected = await asked(original);
+    expect(expected.w1).toHaveLength(10);
+    expect(await asked(copy)).toEqual(expected);
+    expect(copy.explain(views, { terms: 'w1' }).join(' ')).toContain('views$terms');
+    // Its later writes keep the side table current.
+    await copy.collection(views).updateOne({ _id: view(1)._id }, { $set: { terms: ['w1', 'moved'] } });
+    expect((await copy.collection(views).find({ terms: 'moved' })).map((d) => d._id)).toEqual([view(1)._id]);
+  });
+
   it('keeps data and builds new index columns from it when reopened with more indexes', async () => {
     const path = file();
     const plain = collectionSpec<View>({ name: 'views', arrays: ['terms'] });

@@ -281,6 +281,20 @@ class Table implements TableShape {
     this.writer.db.exec(`ANALYZE ${this.q}`);
   }
 
+  /**
+   * The side tables as `schema`'s (an attached database holding this table, finished), instead of
+   * filling them from the documents: in their key order, their index on ids made once by `create`.
+   */
+  copySidesFrom(schema: string): void {
+    const db = this.writer.db;
+    for (const [field, side] of this.sides) {
+      db.exec(`DROP INDEX IF EXISTS ${quoteIdent(`${this.name}$${field}$id`)}`);
+      db.exec(`DELETE FROM main.${side}`);
+      db.exec(`INSERT INTO main.${side} (k, id) SELECT k, id FROM ${schema}.${side}`);
+    }
+    this.sidesPending = false;
+  }
+
   /** The side tables from the documents, in one pass each, sorted (the index on ids is made again by `create`). */
   private fillSides(): void {
     const db = this.writer.db;
@@ -1338,6 +1352,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
             if (!there(t.name)) continue;
             const columns = t.storedColumns.join(', ');
             copied += writer.db.prepare(`INSERT INTO main.${t.q} (${columns}) SELECT ${columns} FROM source.${t.q} ORDER BY rid`).run().changes;
+            // The source's side tables are complete (it is finished): copied in their key order, their index on ids made once after.
+            t.copySidesFrom('source');
           }
           for (const { spec, filter } of what.matching ?? []) {
             const t = table(spec);
