@@ -7,13 +7,14 @@ import type { LogPosition } from '../ports/event-log.ts';
  * partition arrive in order), so redelivering an event after a crash changes nothing, even for
  * counters ($inc). With `upsert`, a document that does not exist yet is created. Inside an atomic
  * unit of work (SQLite: the batch commits with its checkpoint) an event cannot be applied twice,
- * so the marks are left out there. True when the update applied.
+ * so the marks are left out there. Says what it did: `inserted` the document, `updated` it, or
+ * null (nothing: it applied this record already, or does not exist and `upsert` is false).
  */
-export async function updateOnce<T extends Doc>(collection: Collection<T>, id: string, record: LogPosition, update: Update<T>, options: { upsert?: boolean } = {}): Promise<boolean> {
+export async function updateOnce<T extends Doc>(collection: Collection<T>, id: string, record: LogPosition, update: Update<T>, options: { upsert?: boolean } = {}): Promise<'inserted' | 'updated' | null> {
+  const done = (res: { matchedCount: number; upsertedId: unknown }) => (res.upsertedId !== null ? 'inserted' : res.matchedCount > 0 ? 'updated' : null);
   if (collection.inAtomicUnit()) {
     const byId: Filter<Doc> = { _id: id };
-    const res = await collection.updateOne(byId as unknown as Filter<T>, update, { upsert: options.upsert ?? true });
-    return res.matchedCount > 0 || res.upsertedId !== null;
+    return done(await collection.updateOne(byId as unknown as Filter<T>, update, { upsert: options.upsert ?? true }));
   }
   const mark = `_applied.${record.topic.replaceAll('.', '_')}-${record.partition}` as const;
   const unapplied: Filter<Doc> = { _id: id, $or: [{ [mark]: { $exists: false } }, { [mark]: { $lt: record.offset } }] };
@@ -21,11 +22,10 @@ export async function updateOnce<T extends Doc>(collection: Collection<T>, id: s
   const filter = unapplied as unknown as Filter<T>;
   const guarded: Update<T> = { ...update, $set: { ...update.$set, [mark]: record.offset } };
   try {
-    const res = await collection.updateOne(filter, guarded, { upsert: options.upsert ?? true });
-    return res.matchedCount > 0 || res.upsertedId !== null;
+    return done(await collection.updateOne(filter, guarded, { upsert: options.upsert ?? true }));
   } catch (error) {
     // The document exists and has applied this record already: the upsert found no match.
-    if (error instanceof DuplicateKeyError) return false;
+    if (error instanceof DuplicateKeyError) return null;
     throw error;
   }
 }

@@ -4,7 +4,7 @@ import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document
 import { describe, expect, it } from 'vitest';
 import { COMMENT_COUNTS, COMMENTS, commentsProjection } from '../comments/read-model.ts';
 import { CASTIE_SEARCH, searchIndexProjection } from '../feeds/read-model.ts';
-import { FORECASTS, forecastDocId, forecastsOfCastie, forecastsProjection, type ForecastDoc } from '../forecasting/read-model.ts';
+import { FORECASTERS, FORECASTS, forecastDocId, forecastsOfCastie, forecastsProjection, ROSTERS, type ForecastDoc } from '../forecasting/read-model.ts';
 import { CASTIE_VIEWS, castieViewsProjection } from './read-model.ts';
 
 // Events of one Castie live in several streams (castie-, forecast-, comment-), which Kafka may
@@ -56,8 +56,14 @@ async function all<T extends Doc>(store: DocumentStore, spec: CollectionSpec<T>)
   return (await store.collection(spec).find({})).map(({ _applied: _ignored, ...rest }) => rest).sort((a, b) => (a._id < b._id ? -1 : 1));
 }
 
+/** Who is on each Castie's roster (their numbers, and the roster's order, follow the order forecasts arrived in). */
+async function rosters(store: DocumentStore) {
+  const who = new Map((await store.collection(FORECASTERS).find({})).map((f) => [f.n, f._id]));
+  return (await store.collection(ROSTERS).find({})).map((r) => ({ _id: r._id, forecasters: (r.forecasters.match(/.{8}/g) ?? []).map((n) => who.get(parseInt(n, 16))).sort() }));
+}
+
 async function contents(store: DocumentStore) {
-  return { views: await all(store, CASTIE_VIEWS), forecasts: await all(store, FORECASTS), comments: await all(store, COMMENTS), counts: await all(store, COMMENT_COUNTS), search: await all(store, CASTIE_SEARCH) };
+  return { views: await all(store, CASTIE_VIEWS), forecasts: await all(store, FORECASTS), comments: await all(store, COMMENTS), counts: await all(store, COMMENT_COUNTS), search: await all(store, CASTIE_SEARCH), rosters: await rosters(store) };
 }
 
 describe('casties read model', () => {
@@ -66,6 +72,7 @@ describe('casties read model', () => {
     expect(inOrder.views[0]).toMatchObject({ forecastsCount: 2, answered: true, reports: 1, activityAt: at(2), createdAt: at(0) });
     expect(inOrder.counts).toEqual([{ _id: castieId, shown: 1 }]);
     expect(inOrder.forecasts.map((f) => [f.userId, f.correct, f.points])).toEqual([[bob, true, 55], [cyd, false, 0]]);
+    expect(inOrder.rosters).toEqual([{ _id: castieId, forecasters: [bob, cyd] }]);
     // Comment, forecasts and the answer before the Castie was created; streams keep their own order.
     expect(await contents(await build([3, 1, 2, 0, 4, 5]))).toEqual(inOrder);
     expect(await contents(await build([1, 3, 0, 4, 5, 2]))).toEqual(inOrder);
