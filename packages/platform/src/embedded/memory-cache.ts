@@ -22,7 +22,11 @@ export function createMemoryCache(options: { sweepIntervalMs?: number; now?: () 
   }, options.sweepIntervalMs ?? 30_000);
   sweep.unref();
 
+  let writes = 0;
   const inProcess: InProcessReads = {
+    get writes() {
+      return writes;
+    },
     get(key) {
       const entry = entries.get(key);
       if (!entry) return null;
@@ -57,6 +61,7 @@ export function createMemoryCache(options: { sweepIntervalMs?: number; now?: () 
       return inProcess.get(key);
     },
     async set(key, value, ttlMs) {
+      writes++;
       if (ttlMs !== undefined && ttlMs <= 0) {
         entries.delete(key);
         return;
@@ -64,6 +69,7 @@ export function createMemoryCache(options: { sweepIntervalMs?: number; now?: () 
       entries.set(key, { value, expiresAt: ttlMs === undefined ? Infinity : now() + ttlMs });
     },
     async del(key) {
+      writes++;
       entries.delete(key);
     },
     async increment(key, ttlMs) {

@@ -46,6 +46,13 @@ export interface InProcessReads {
   get(key: string): string | null;
   increment(key: string, ttlMs: number): number;
   ttl(key: string): number | null;
+  /**
+   * Moves on with every `set` and `del` (not with `increment`): while it has not moved, every
+   * value read before is still the value, except those whose time to live ran out since. A reader
+   * that read the same values for every request (a connection's credential checks) reads them
+   * again only when it moved.
+   */
+  readonly writes: number;
 }
 
 /** One change to a sorted set: the member's score set (added when new), or with `score` null the member removed. */

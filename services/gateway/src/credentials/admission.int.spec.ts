@@ -210,6 +210,20 @@ describe.each([
       expect(connection.connections).toBe(1);
     });
 
+    it('sends where the user last wrote from the next request on, and never past the positions\' time to live', async () => {
+      expect(await connection.get(ada)).toMatchObject({ status: 200, body: { after: null } });
+      // Written through another gateway, or another connection of this one.
+      await cache.inner.set('session:u1', 'casties:0:7', 300);
+      expect(await connection.get(ada)).toMatchObject({ status: 200, body: { after: 'casties:0:7' } });
+      expect(await connection.get(ada)).toMatchObject({ status: 200, body: { after: 'casties:0:7' } });
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      expect(await connection.get(ada)).toMatchObject({ status: 200, body: { after: null } });
+      expect(asked).toBe(1);
+      // Four requests, each counted (four a minute here).
+      expect(await cache.inner.get('budget:user:u1')).toBe('4');
+      expect((await connection.get(ada)).status).toBe(429);
+    });
+
     it('checks another header on the same connection as credentials of its own', async () => {
       expect((await connection.get(ada)).status).toBe(200);
       const wrong = { authorization: `Basic ${Buffer.from('ada@example.com:secret2').toString('base64')}` };

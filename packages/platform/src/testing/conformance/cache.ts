@@ -134,6 +134,23 @@ export function describeCache(name: string, makeCache: () => Cache | Promise<Cac
       expect(now.increment(key('c'), 400)).toBe(1);
     });
 
+    it('counts its writes (inProcess, where it offers it): every set and del, and no increment', async (context) => {
+      const now = cache.inProcess;
+      if (!now) return context.skip('this adapter answers across a network: no synchronous reads');
+      const before = now.writes;
+      now.increment(key('n'), 1000);
+      await cache.increment(key('n'), 1000);
+      expect(now.get(key('n'))).toBe('2');
+      expect(now.writes).toBe(before);
+      await cache.set(key('s'), 'v');
+      expect(now.writes).toBe(before + 1);
+      // The same value again, a value that expires at once, and a key that is not there: writes all.
+      await cache.set(key('s'), 'v');
+      await cache.set(key('s'), 'w', 0);
+      await cache.del(key('absent'));
+      expect(now.writes).toBe(before + 4);
+    });
+
     it('a counter expires with its window, which later increments do not extend, and starts again', async () => {
       expect(await cache.increment(key('w'), 400)).toBe(1);
       await sleep(250);
