@@ -315,6 +315,26 @@ describe('sqlite document store', () => {
     expect((await copy.collection(views).find({ terms: 'moved' })).map((d) => d._id)).toEqual([view(1)._id]);
   });
 
+  it('a bulk load that never ended (stopped, crashed) has its array side tables filled when the file is opened again', async () => {
+    const path = file();
+    const store = openSqliteDocumentStore({ path });
+    await store.beginBulkLoad(['views']);
+    for (let i = 1; i <= 5; i++) await store.transaction((unit) => unit.collection(views).insertOne(view(i)));
+    // Closed without endBulkLoad: the rows committed, their side rows were never written.
+    await store.close();
+    const again = open(path);
+    const c = again.collection(views);
+    expect((await c.find({ terms: 'all' }, { sort: { _id: 1 } })).map((d) => d._id)).toEqual([1, 2, 3, 4, 5].map((i) => view(i)._id));
+    expect(await c.countDocuments({ terms: 'w1' })).toBe(2);
+    expect(again.explain(views, { terms: 'all' }).join(' ')).toContain('views$terms');
+    // Once filled, the next open has nothing left to fill, and writes keep the side table current.
+    await c.updateOne({ _id: view(1)._id }, { $set: { terms: ['solo'] } });
+    await again.close();
+    const third = open(path);
+    expect((await third.collection(views).find({ terms: 'solo' })).map((d) => d._id)).toEqual([view(1)._id]);
+    expect(await third.collection(views).countDocuments({ terms: 'all' })).toBe(4);
+  });
+
   it('keeps data and builds new index columns from it when reopened with more indexes', async () => {
     const path = file();
     const plain = collectionSpec<View>({ name: 'views', arrays: ['terms'] });

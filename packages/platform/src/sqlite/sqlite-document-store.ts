@@ -165,6 +165,14 @@ class Connection {
   }
 }
 
+/**
+ * The tables whose side tables a bulk load left unwritten (see Table.sidesPending), until they are
+ * filled: a bulk load that ends without endBulkLoad (stopped, crashed, a thread that failed) has
+ * them filled when the table is next set up, instead of answering array queries from a side
+ * table missing the rows it loaded. Not a collection name (those begin with a letter or _).
+ */
+const UNFILLED_SIDES = quoteIdent('$unfilled_sides');
+
 /** The side tables of a table whose side tables are pending: none. */
 const NO_SIDES: ReadonlyMap<string, string> = new Map();
 
@@ -180,7 +188,8 @@ class Table implements TableShape {
   /**
    * While the table is bulk-loaded: its side tables are not written row by row (a Castie's search
    * terms, forty each; both people of each friendship), and are filled in one sorted pass when
-   * its indexes are built. Queries meanwhile test the documents' arrays themselves, as they scan
+   * its indexes are built (or, should the load never end, when the table is next set up: the file
+   * says so, UNFILLED_SIDES). Queries meanwhile test the documents' arrays themselves, as they scan
    * for want of the other indexes too. Writing them row by row was 5-8 % of a rebuild's thread.
    */
   sidesPending = false;
@@ -264,6 +273,10 @@ class Table implements TableShape {
     for (const { name } of db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?`).all(`${this.name}$%`) as { name: string }[]) {
       if (![...this.sides.keys()].some((field) => `${this.name}$${field}` === name)) db.exec(`DROP TABLE ${quoteIdent(name)}`);
     }
+    if (this.sides.size === 0) return;
+    if (this.sidesPending) db.prepare(`INSERT OR IGNORE INTO ${UNFILLED_SIDES} (name) VALUES (?)`).run(this.name);
+    // Left unwritten by a bulk load that did not end (see UNFILLED_SIDES): filled from the documents now.
+    else if (db.prepare(`SELECT 1 FROM ${UNFILLED_SIDES} WHERE name = ?`).get(this.name) !== undefined) this.fillSides();
   }
 
   /**
@@ -284,7 +297,7 @@ class Table implements TableShape {
 
   /**
    * The side tables as `schema`'s (an attached database holding this table, finished), instead of
-   * filling them from the documents: in their key order, their index on ids made once by `create`.
+   * filling them from the documents: in their key order, their index on ids made once after.
    */
   copySidesFrom(schema: string): void {
     const db = this.writer.db;
@@ -292,19 +305,26 @@ class Table implements TableShape {
       db.exec(`DROP INDEX IF EXISTS ${quoteIdent(`${this.name}$${field}$id`)}`);
       db.exec(`DELETE FROM main.${side}`);
       db.exec(`INSERT INTO main.${side} (k, id) SELECT k, id FROM ${schema}.${side}`);
+      db.exec(`CREATE INDEX ${quoteIdent(`${this.name}$${field}$id`)} ON ${side} (id)`);
     }
-    this.sidesPending = false;
+    this.sidesFilled();
   }
 
-  /** The side tables from the documents, in one pass each, sorted (the index on ids is made again by `create`). */
+  /** The side tables from the documents, in one pass each, sorted, their index on ids made once after. */
   private fillSides(): void {
     const db = this.writer.db;
     for (const [field, side] of this.sides) {
       db.exec(`DROP INDEX IF EXISTS ${quoteIdent(`${this.name}$${field}$id`)}`);
       db.exec(`DELETE FROM ${side}`);
       db.exec(`INSERT OR IGNORE INTO ${side} (k, id) SELECT e.value, t.id FROM ${this.q} t, json_each(t.doc, '${jsonPath(field)}') e ORDER BY 1, 2`);
+      db.exec(`CREATE INDEX ${quoteIdent(`${this.name}$${field}$id`)} ON ${side} (id)`);
     }
+    this.sidesFilled();
+  }
+
+  private sidesFilled(): void {
     this.sidesPending = false;
+    this.writer.db.prepare(`DELETE FROM ${UNFILLED_SIDES} WHERE name = ?`).run(this.name);
   }
 
   private indexName(keys: [string, 1 | -1][]): string {
@@ -694,6 +714,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   const mapMiB = memory ? 0 : (options.mapMiB ?? 1024);
   const writer = new Connection(options.path, { readonly: false, cacheMiB: servingCache, mapMiB });
   startOver(writer.db);
+  writer.db.exec(`CREATE TABLE IF NOT EXISTS ${UNFILLED_SIDES} (name TEXT PRIMARY KEY) WITHOUT ROWID`);
   const reader = memory ? writer : new Connection(options.path, { readonly: true, cacheMiB: servingCache, mapMiB: options.mapMiB ?? 1024 });
   /**
    * The connection for reads of committed data. SQLite drops a connection's whole page cache
@@ -1279,6 +1300,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
           const side = writer.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?`).all(`${name}$%`) as { name: string }[];
           for (const { name: sideName } of side) writer.db.exec(`DROP TABLE IF EXISTS ${quoteIdent(sideName)}`);
           writer.db.exec(`DROP TABLE IF EXISTS ${quoteIdent(name)}`);
+          writer.db.prepare(`DELETE FROM ${UNFILLED_SIDES} WHERE name = ?`).run(name);
           tables.delete(name);
           cache.forgetTable(name);
           newGeneration(name);
@@ -1355,6 +1377,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
             copied += writer.db.prepare(`INSERT INTO main.${t.q} (${columns}) SELECT ${columns} FROM source.${t.q} ORDER BY rid`).run().changes;
             // The source's side tables are complete (it is finished): copied in their key order, their index on ids made once after.
             t.copySidesFrom('source');
+            t.storedIds = null;
           }
           for (const { spec, filter } of what.matching ?? []) {
             const t = table(spec);
@@ -1366,6 +1389,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
             const where = compileFilter(t, filter as JsonObject, params);
             const columns = t.storedColumns.join(', ');
             copied += writer.db.prepare(`INSERT OR REPLACE INTO main.${t.q} (${columns}) SELECT ${columns} FROM source.${t.q} WHERE ${where}`).run(...params).changes;
+            // Rows that did not go through Table.insert: its ids are no longer known (see Table.storedIds).
+            t.storedIds = null;
           }
           writer.db.exec('COMMIT');
           transactionEnded(false);
