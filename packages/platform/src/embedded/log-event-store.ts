@@ -127,8 +127,10 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
     const next = nextOf.get(topic) ?? 0;
     if (next >= end) return next;
     const started = Date.now();
-    const reached = isEmpty.get() === undefined ? await build(end) : await resume(next, end);
-    if (reached - next > CATCH_UP_BATCH) onProgress?.(`${topic}: indexed ${reached - next} events of the log in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const fresh = isEmpty.get() === undefined;
+    const reached = fresh ? await build(end) : await resume(next, end);
+    // A new index is always said (a first start, or one deleted); a tail, when long.
+    if (fresh || reached - next > CATCH_UP_BATCH) onProgress?.(`${topic}: indexed ${reached - next} events of the log in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return reached;
   }
 

@@ -99,6 +99,7 @@ export function createMemoryCache(options: { sweepIntervalMs?: number; now?: () 
       };
     },
     async close() {
+      writes++;
       clearInterval(sweep);
       entries.clear();
       channels.clear();

@@ -47,10 +47,10 @@ export interface InProcessReads {
   increment(key: string, ttlMs: number): number;
   ttl(key: string): number | null;
   /**
-   * Moves on with every `set` and `del` (not with `increment`): while it has not moved, every
-   * value read before is still the value, except those whose time to live ran out since. A reader
-   * that read the same values for every request (a connection's credential checks) reads them
-   * again only when it moved.
+   * Moves on with every `set` and `del` (not with `increment`, nor with values expiring): while it
+   * has not moved, every value written with `set` and read before is still the value, unless its
+   * time to live ran out since; counters change without it. A reader that read the same values
+   * for every request (a connection's credential checks) reads them again only when it moved.
    */
   readonly writes: number;
 }

@@ -22,4 +22,9 @@ describe('the filter of ids a rebuilt table may hold', () => {
     expect(filter.mayHave('forecast-2')).toBe(false);
     expect(filter.mayHave('')).toBe(false);
   });
+
+  it('refuses a first layer that is not a power of two (its probes would miss bits)', () => {
+    expect(() => new IdFilter(1000)).toThrow(/power of two/);
+    expect(() => new IdFilter(16)).toThrow(/power of two/);
+  });
 });

@@ -196,7 +196,8 @@ export function applyUpdateOrNothing(doc: JsonObject, update: Operators, inserti
     // What applyUpdate leaves alone needs no undo ($setOnInsert of a document that exists).
     if (op === '$setOnInsert' && !inserting) continue;
     const appends = op === '$push' || op === '$addToSet';
-    for (const path in update[op as keyof Operators]) undo.push(undoOf(doc, path, appends));
+    const unsets = op === '$unset';
+    for (const path in update[op as keyof Operators]) undo.push(undoOf(doc, path, appends, unsets));
   }
   try {
     const changed = applyUpdate(doc, update, inserting);
@@ -204,37 +205,49 @@ export function applyUpdateOrNothing(doc: JsonObject, update: Operators, inserti
     return changed;
   } catch (error) {
     for (let i = undo.length - 1; i >= 0; i--) {
-      const { container, key, before, length } = undo[i]!;
+      const { container, key, before, length, order } = undo[i]!;
       if (before === MISSING) delete container[key];
       else {
         container[key] = before;
         if (length >= 0) (before as unknown[]).length = length;
+        // A key $unset deleted comes back last: the keys after it move behind it again, as they were (documents compare in key order).
+        if (order) for (const later of order.slice(order.indexOf(key) + 1)) if (Object.hasOwn(container, later)) moveLast(container, later);
       }
     }
     throw error;
   }
 }
 
-/** Where a path's value was, and what it was (MISSING: the key was not there; `length`: of an array appended to, else -1). */
+/**
+ * Where a path's value was, and what it was (MISSING: the key was not there; `length`: of an array
+ * appended to, else -1; `order`: the container's keys, when $unset may delete the key).
+ */
 interface Undo {
   container: Record<string, unknown>;
   key: string;
   before: unknown;
   length: number;
+  order: string[] | null;
+}
+
+function moveLast(container: Record<string, unknown>, key: string): void {
+  const value = container[key];
+  delete container[key];
+  container[key] = value;
 }
 
 /**
  * The undo of an update at `path`: its value, or the first key along it that is missing or not a
  * container (the update creates or replaces what is below it).
  */
-function undoOf(doc: JsonObject, path: string, appends: boolean): Undo {
+function undoOf(doc: JsonObject, path: string, appends: boolean, unsets: boolean): Undo {
   let container = doc as Record<string, unknown>;
   for (let start = 0; ; ) {
     const dot = path.indexOf('.', start);
     const key = dot < 0 ? path.slice(start) : path.slice(start, dot);
     const before = Object.hasOwn(container, key) ? container[key] : MISSING;
     if (dot < 0 || before === MISSING || before === null || typeof before !== 'object') {
-      return { container, key, before, length: appends && Array.isArray(before) ? before.length : -1 };
+      return { container, key, before, length: appends && Array.isArray(before) ? before.length : -1, order: unsets && before !== MISSING ? Object.keys(container) : null };
     }
     container = before as Record<string, unknown>;
     start = dot + 1;

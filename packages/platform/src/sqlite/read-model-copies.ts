@@ -1,7 +1,7 @@
-import { copyFileSync, existsSync, renameSync, statSync } from 'node:fs';
-import type { DocumentStore } from '../ports/document-store.ts';
+import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { forgetProjections, type Projection, type ReadModelCopies } from '../service/projections.ts';
-import type { SqliteDocumentStore } from './sqlite-document-store.ts';
+import { openSqliteDocumentStore, type SqliteDocumentStore } from './sqlite-document-store.ts';
 
 /**
  * A finished projection in one SQLite file: who built it, and the code it was built with (its
@@ -45,25 +45,41 @@ export function fileToStartFrom(sources: readonly CopySource[], wanted: readonly
 }
 
 /**
- * Starts the new SQLite file at `path` as a copy of the finished file `from`, and says whether it
- * did: a copy of the file costs a fraction of a second where copying its tables one by one and
- * indexing them again took seconds each (friendships: 2-3 s on the seeded history). Only a file
- * whose writer closed it (all in the file, no WAL left) is copied, and nobody may write it
- * meanwhile (its thread has ended). The copy is made under another name and renamed: a crash
- * halfway leaves no half-copied database at `path`.
+ * Starts the new SQLite file at `path` as a copy of the finished file `from`, less the read models
+ * of `extra` (see fileToStartFrom), and says whether it did: a copy of the file costs a fraction
+ * of a second where copying its tables one by one and indexing them again took seconds each
+ * (friendships: 2-3 s on the seeded history). Only a file whose writer closed it (all in the
+ * file, no WAL left) is copied, and nobody may write it meanwhile (its thread has ended). The copy
+ * is made and trimmed under another name, synced, then renamed: a crash or a power cut halfway
+ * leaves no half-made database at `path`, only a `.partial` file the next try replaces.
  */
-export function startAsCopyOf(from: string, path: string): boolean {
+export async function startAsCopyOf(from: string, path: string, extra: readonly FinishedProjection[]): Promise<boolean> {
   if (existsSync(path)) throw new Error(`${path} exists already: only a new file starts as a copy`);
   if (existsSync(`${from}-wal`) && statSync(`${from}-wal`).size > 0) return false;
   const partial = `${path}.partial`;
+  for (const suffix of ['', '-wal', '-shm']) rmSync(`${partial}${suffix}`, { force: true });
   copyFileSync(from, partial);
+  const store = openSqliteDocumentStore({ path: partial, backgroundCheckpoints: false });
+  try {
+    await forgetProjections(store, extra.map((p) => ({ name: p.name, collections: (JSON.parse(p.collections) as { name: string }[]).map((c) => c.name) })));
+  } finally {
+    // Its last connection closing moves the WAL into the file and deletes it.
+    await store.close();
+  }
+  const fd = openSync(partial, 'r+');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
   renameSync(partial, path);
+  const dir = openSync(dirname(path), 'r');
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
   return true;
-}
-
-/** What a store started as a copy of another file holds of no use to it (see fileToStartFrom) goes. */
-export async function forgetCopied(store: DocumentStore, extra: readonly FinishedProjection[]): Promise<void> {
-  await forgetProjections(store, extra.map((p) => ({ name: p.name, collections: (JSON.parse(p.collections) as { name: string }[]).map((c) => c.name) })));
 }
 
 /**

@@ -1,8 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { fileToStartFrom, startAsCopyOf, type CopySource, type FinishedProjection } from './read-model-copies.ts';
+import { describe, expect, it } from 'vitest';
+import { fileToStartFrom, type CopySource, type FinishedProjection } from './read-model-copies.ts';
 
 const projection = (name: string, version = 1): FinishedProjection => ({ name, version, collections: JSON.stringify([{ name: `${name}_docs` }]) });
 const source = (group: string, ...projections: FinishedProjection[]): CopySource => ({ group, path: `/files/${group}.db`, projections });
@@ -32,27 +29,5 @@ describe('the finished file a new read-model file starts as', () => {
   it('is none when no file holds any of its projections', () => {
     expect(fileToStartFrom([source('casties-read', projection('castie-views'))], ours)).toBeNull();
     expect(fileToStartFrom([], ours)).toBeNull();
-  });
-});
-
-describe('starting a new file as a copy of a finished one', () => {
-  let dir = '';
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-  it('copies a file its writer closed, and never over an existing file', () => {
-    dir = mkdtempSync(join(tmpdir(), 'castie-copies-'));
-    writeFileSync(join(dir, 'groups.db'), 'the finished file');
-    expect(startAsCopyOf(join(dir, 'groups.db'), join(dir, 'social.db'))).toBe(true);
-    expect(readFileSync(join(dir, 'social.db'), 'utf8')).toBe('the finished file');
-    expect(existsSync(join(dir, 'social.db.partial'))).toBe(false);
-    expect(() => startAsCopyOf(join(dir, 'groups.db'), join(dir, 'social.db'))).toThrow(/exists already/);
-  });
-
-  it('does not copy a file whose WAL still holds commits (its writer did not close it)', () => {
-    dir = mkdtempSync(join(tmpdir(), 'castie-copies-'));
-    writeFileSync(join(dir, 'groups.db'), 'the file');
-    writeFileSync(join(dir, 'groups.db-wal'), 'commits not in the file yet');
-    expect(startAsCopyOf(join(dir, 'groups.db'), join(dir, 'social.db'))).toBe(false);
-    expect(existsSync(join(dir, 'social.db'))).toBe(false);
   });
 });

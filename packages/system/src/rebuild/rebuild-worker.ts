@@ -4,7 +4,7 @@
 import { startProjections, type EventLog, type LogPosition } from '@castie/platform';
 import { createFileEventLog } from '@castie/platform/embedded/file-event-log';
 import { createLogEventStore } from '@castie/platform/embedded/log-event-store';
-import { fileToStartFrom, finishedProjection, forgetCopied, sameProjection, SqliteReadModelCopies, startAsCopyOf, type FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
+import { fileToStartFrom, finishedProjection, sameProjection, SqliteReadModelCopies, startAsCopyOf, type FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import type { FastifyBaseLogger } from 'fastify';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -87,11 +87,10 @@ async function buildReadModels(task: ReadModelsTask): Promise<FinishedProjection
   // A finished file holding some of our projections (the people, friendships and groups the
   // groups thread built) is where this file starts: copied whole, less what is not ours.
   const start = fileToStartFrom(sources, ours);
-  const startedAs = start && startAsCopyOf(start.source.path, task.storePath) ? start : null;
+  const startedAs = start && (await startAsCopyOf(start.source.path, task.storePath, start.extra)) ? start : null;
   // The thread bulk-loads, then closes: the main thread's stores checkpoint in the background once they serve.
   const store = openSqliteDocumentStore({ path: task.storePath, backgroundCheckpoints: false, ...(task.heldDocuments ? { deferredDocuments: task.heldDocuments } : {}) });
   if (startedAs) {
-    await forgetCopied(store, startedAs.extra);
     logger.info({ group: definition.group, from: startedAs.source.group }, `${definition.group}: started as a copy of the file of ${startedAs.source.group} (${startedAs.source.projections.filter((p) => !startedAs.extra.includes(p)).map((p) => `${p.name} v${p.version}`).join(', ')})`);
   }
   const projections = definition.projections(store);
