@@ -297,27 +297,26 @@ class Table implements TableShape {
 
   /**
    * The side tables as `schema`'s (an attached database holding this table, finished), instead of
-   * filling them from the documents: in their key order, their index on ids made once after.
+   * filling them from the documents: in their key order.
    */
   copySidesFrom(schema: string): void {
-    const db = this.writer.db;
-    for (const [field, side] of this.sides) {
-      db.exec(`DROP INDEX IF EXISTS ${quoteIdent(`${this.name}$${field}$id`)}`);
-      db.exec(`DELETE FROM main.${side}`);
-      db.exec(`INSERT INTO main.${side} (k, id) SELECT k, id FROM ${schema}.${side}`);
-      db.exec(`CREATE INDEX ${quoteIdent(`${this.name}$${field}$id`)} ON ${side} (id)`);
-    }
-    this.sidesFilled();
+    this.refillSides((field, side) => `INSERT INTO main.${side} (k, id) SELECT k, id FROM ${schema}.${side}`);
   }
 
-  /** The side tables from the documents, in one pass each, sorted, their index on ids made once after. */
+  /** The side tables from the documents, in one pass each, sorted. */
   private fillSides(): void {
+    this.refillSides((field, side) => `INSERT OR IGNORE INTO ${side} (k, id) SELECT e.value, t.id FROM ${this.q} t, json_each(t.doc, '${jsonPath(field)}') e ORDER BY 1, 2`);
+  }
+
+  /** Empties each side table, fills it with `insert`'s rows, then makes its index on ids once. */
+  private refillSides(insert: (field: string, side: string) => string): void {
     const db = this.writer.db;
     for (const [field, side] of this.sides) {
-      db.exec(`DROP INDEX IF EXISTS ${quoteIdent(`${this.name}$${field}$id`)}`);
+      const byId = quoteIdent(`${this.name}$${field}$id`);
+      db.exec(`DROP INDEX IF EXISTS ${byId}`);
       db.exec(`DELETE FROM ${side}`);
-      db.exec(`INSERT OR IGNORE INTO ${side} (k, id) SELECT e.value, t.id FROM ${this.q} t, json_each(t.doc, '${jsonPath(field)}') e ORDER BY 1, 2`);
-      db.exec(`CREATE INDEX ${quoteIdent(`${this.name}$${field}$id`)} ON ${side} (id)`);
+      db.exec(insert(field, side));
+      db.exec(`CREATE INDEX ${byId} ON ${side} (id)`);
     }
     this.sidesFilled();
   }

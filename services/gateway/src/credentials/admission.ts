@@ -111,6 +111,7 @@ export class Admission {
       const userId = kept.kept.user.userId;
       const last = remembered && this.#lastStands(remembered, now);
       if (last) {
+        // The stamp read then still stands: counted as the kept answer's hit, as a full round counts it.
         this.credentials.holds(kept.kept, kept.kept.stamp);
         if (!this.guard.withinBudget(this.cache.inProcess!.increment(kept.keys.budget, this.guard.budgetWindowMs))) await this.guard.refuseOverBudget(userId);
         return { user: kept.kept.user, after: last.after };
