@@ -1,5 +1,5 @@
 import type { CastieEvent, EventEnvelope } from '@castie/contracts';
-import { eachWriteAlone, type CollectionSpec, type Doc, type DocumentStore, type LogRecord } from '@castie/platform';
+import { eachWriteAlone, type CollectionSpec, type Doc, type DocumentStore, type LogRecord, type UnitOfWork } from '@castie/platform';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import { describe, expect, it } from 'vitest';
 import { COMMENT_COUNTS, COMMENTS, commentsProjection } from '../comments/read-model.ts';
@@ -76,6 +76,29 @@ describe('casties read model', () => {
     // Comment, forecasts and the answer before the Castie was created; streams keep their own order.
     expect(await contents(await build([3, 1, 2, 0, 4, 5]))).toEqual(inOrder);
     expect(await contents(await build([1, 3, 0, 4, 5, 2]))).toEqual(inOrder);
+  });
+
+  it('puts a forecaster on the roster when the delivery that placed the forecast stopped before it (each write alone, as on MongoDB)', async () => {
+    const store = openSqliteDocumentStore({ path: ':memory:' });
+    const projection = forecastsProjection();
+    const { streamId, event } = events[1]!;
+    const envelope: EventEnvelope = { id: 'e1', type: event.type, schemaVersion: 1, streamId, streamVersion: 1, occurredAt: at(1), actor: bob, data: event.data };
+    const record: LogRecord = { topic: 'casties', partition: 0, offset: 7, key: streamId, value: JSON.stringify(envelope), timestamp: 0 };
+    // The process dies once the forecast is written, before its forecaster is on the roster.
+    const dies: UnitOfWork = {
+      atomic: false,
+      collection: (spec) => {
+        const collection = store.collection(spec);
+        return spec.name === ROSTERS.name ? { ...collection, updateOne: () => Promise.reject(new Error('killed')) } : collection;
+      },
+    };
+    await expect(projection.apply(event, envelope, record, dies)).rejects.toThrow('killed');
+    expect(await all(store, FORECASTS)).toHaveLength(1);
+    expect(await rosters(store)).toEqual([]);
+    // The log delivers the event again (its offset was never committed), and once more.
+    for (let i = 0; i < 2; i++) await projection.apply(event, envelope, record, eachWriteAlone(store));
+    expect(await rosters(store)).toEqual([{ _id: castieId, forecasters: [bob] }]);
+    expect((await all(store, FORECASTS)).map((f) => f.userId)).toEqual([bob]);
   });
 
   it("finds a Castie's forecasts, and only them, through the _id index", async () => {

@@ -90,7 +90,8 @@ export function forecastsProjection(): Projection {
           $set: { castieId: d.castieId, groupSlug: d.groupSlug, userId: d.userId, forecastId: d.forecastId, answerId: d.answerId, text: d.text, placedAt: d.placedAt },
           $setOnInsert: { correct: null, points: 0 },
         });
-        if (!placed) return;
+        // null: this record reached the forecast before. Where each write stands alone (MongoDB),
+        // that delivery may have stopped before the roster, so the roster is checked all the same.
         const number = encodeNumber(await numberOf(unit, d.userId, record));
         const rosters = unit.collection(ROSTERS);
         const roster = (await rosters.findOne({ _id: d.castieId }))?.forecasters ?? '';
