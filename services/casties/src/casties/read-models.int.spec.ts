@@ -101,6 +101,32 @@ describe('casties read model', () => {
     expect((await all(store, FORECASTS)).map((f) => f.userId)).toEqual([bob]);
   });
 
+  it("gives a forecaster their own number when the delivery that counted it stopped and another partition counted before it came again (each write alone, as on MongoDB)", async () => {
+    const store = openSqliteDocumentStore({ path: ':memory:' });
+    const projection = forecastsProjection();
+    const delivery = (i: number, partition: number, unit: UnitOfWork) => {
+      const { streamId, event } = events[i]!;
+      const envelope: EventEnvelope = { id: `e${i}`, type: event.type, schemaVersion: 1, streamId, streamVersion: 1, occurredAt: at(i), actor: ann, data: event.data };
+      const record: LogRecord = { topic: 'casties', partition, offset: 0, key: streamId, value: JSON.stringify(envelope), timestamp: 0 };
+      return projection.apply(event, envelope, record, unit);
+    };
+    // Bob's first forecast (partition 1) is counted, and the process dies before it gives him the number.
+    const dies: UnitOfWork = {
+      atomic: false,
+      collection: (spec) => {
+        const collection = store.collection(spec);
+        return spec.name === FORECASTERS.name ? { ...collection, updateOne: () => Promise.reject(new Error('killed')) } : collection;
+      },
+    };
+    await expect(delivery(1, 1, dies)).rejects.toThrow('killed');
+    // After the restart, partition 2 goes first: Cyd's first forecast; then Bob's comes again.
+    await delivery(2, 2, eachWriteAlone(store));
+    await delivery(1, 1, eachWriteAlone(store));
+    const numbers = (await store.collection(FORECASTERS).find({})).map((f) => f.n);
+    expect(new Set(numbers).size).toBe(2);
+    expect(await rosters(store)).toEqual([{ _id: castieId, forecasters: [bob, cyd] }]);
+  });
+
   it("finds a Castie's forecasts, and only them, through the _id index", async () => {
     const store = openSqliteDocumentStore({ path: ':memory:' });
     const forecasts = store.collection(FORECASTS);

@@ -29,7 +29,7 @@ export interface ForecasterDoc extends Doc {
   n: number;
 }
 
-/** The next forecaster number (one document, `_id` 'next'). */
+/** The last forecaster number given in one partition of the casties topic (see `counterId`). */
 interface CounterDoc extends Doc {
   next: number;
 }
@@ -50,6 +50,20 @@ export const ROSTERS = collectionSpec<RosterDoc>({ name: 'castie_rosters' });
 export const FORECASTERS = collectionSpec<ForecasterDoc>({ name: 'castie_forecasters' });
 const COUNTER = collectionSpec<CounterDoc>({ name: 'castie_forecaster_counter' });
 
+/**
+ * Forecaster numbers are counted per partition of the casties topic: number k of partition p is
+ * p * 2^24 + k. On MongoDB each write stands alone, and a delivery may stop between counting a
+ * first forecast and giving its number; the record then comes again, but other partitions may be
+ * applied first. With one counter for all, the number read again after them was one they had
+ * given: two forecasters with one number (each shown as the other on rosters). Within a
+ * partition nothing counts until the record is applied, so it reads its own number again. A
+ * roster holds 8 hex digits per number: 256 partitions of 2^24 forecasters. Partition 0 (the
+ * only one of the embedded log) keeps the counter's first id, so numbers given before stay valid.
+ */
+const PARTITION_NUMBERS = 2 ** 24;
+const NUMBERED_PARTITIONS = 256;
+const counterId = (partition: number): string => (partition === 0 ? 'next' : `next-${partition}`);
+
 export const forecastDocId = (castieId: string, userId: string): string => `${castieId}:${userId}`;
 
 /** Every forecast on a Castie (every forecast when the answer is scored): the ids from `<castieId>:` up to `<castieId>;`, the next character. */
@@ -69,9 +83,13 @@ export function forecastsProjection(): Projection {
     const counter = unit.collection(COUNTER);
     const known = await forecasters.findOne({ _id: userId });
     if (known) return known.n;
+    if (record.partition >= NUMBERED_PARTITIONS) throw new Error(`forecaster numbers are counted for ${NUMBERED_PARTITIONS} partitions of the casties topic; this record is in partition ${record.partition}`);
     // Guarded by the record: redelivered, it does not count twice, and gives the same number.
-    await updateOnce(counter, 'next', record, { $inc: { next: 1 } });
-    const n = (await counter.findOne({ _id: 'next' }))!.next;
+    const id = counterId(record.partition);
+    await updateOnce(counter, id, record, { $inc: { next: 1 } });
+    const k = (await counter.findOne({ _id: id }))!.next;
+    if (k >= PARTITION_NUMBERS) throw new Error(`partition ${record.partition} of the casties topic has given all its ${PARTITION_NUMBERS} forecaster numbers`);
+    const n = record.partition * PARTITION_NUMBERS + k;
     await forecasters.updateOne({ _id: userId }, { $setOnInsert: { n } }, { upsert: true });
     return (await forecasters.findOne({ _id: userId }))!.n;
   }
