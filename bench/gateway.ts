@@ -104,7 +104,7 @@ interface Figures {
 async function measure(label: string, root: string, dir: string): Promise<Figures> {
   const ports: Record<Side, number> = { gateway: await freePort(), withoutCredentials: await freePort(), front: await freePort() };
   say(`${label}: starting`);
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'bench/support/gateway-front.ts'), root, dir, String(ports.gateway), String(ports.front), String(ports.withoutCredentials), HUB.handle, HUB.password], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) } });
+  const child = spawn(process.execPath, ['--import', join(here, 'bench/support/compiled-sources.mjs'), join(here, 'bench/support/gateway-front.ts'), root, dir, String(ports.gateway), String(ports.front), String(ports.withoutCredentials), HUB.handle, HUB.password], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) } });
   const exited = once(child, 'exit');
   const withoutCredentials = await new Promise<boolean>((ready, failed) => {
     let buffered = '';

@@ -62,7 +62,7 @@ async function measure(label: string, root: string, dir: string): Promise<Figure
     await server.stop();
   }
   say(`${label}: home following in the casties service`);
-  const out = execFileSync(process.execPath, ['--import', 'tsx', join(here, 'bench/support/in-service.ts'), root, dir, HUB.handle, HUB.password, '1000'], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 20 });
+  const out = execFileSync(process.execPath, ['--import', join(here, 'bench/support/compiled-sources.mjs'), join(here, 'bench/support/in-service.ts'), root, dir, HUB.handle, HUB.password, '1000'], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 20 });
   const inService = JSON.parse(out.trim().split('\n').at(-1)!) as Figures['inService'];
   return { label, pages, inService };
 }

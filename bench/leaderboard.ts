@@ -37,7 +37,7 @@ const runs: Figures[] = [];
 try {
   const measure = (label: string, root: string): Figures => {
     say(`${label}: start, then ${requests} requests of each kind in the casties service`);
-    const out = execFileSync(process.execPath, ['--import', 'tsx', join(here, 'bench/support/leaderboard-in-service.ts'), root, dir, HUB, PASSWORD, requests], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] });
+    const out = execFileSync(process.execPath, ['--import', join(here, 'bench/support/compiled-sources.mjs'), join(here, 'bench/support/leaderboard-in-service.ts'), root, dir, HUB, PASSWORD, requests], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] });
     return { label, ...(JSON.parse(out.trim().split('\n').at(-1)!) as Omit<Figures, 'label'>) };
   };
   if (compare) runs.push(measure(`before (${compare})`, compare));

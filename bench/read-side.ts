@@ -78,7 +78,7 @@ async function measure(label: string, root: string): Promise<Figures> {
     await second.stop();
 
     say(`${label}: in the service`);
-    const out = execFileSync(process.execPath, ['--import', 'tsx', join(here, 'bench/support/in-service.ts'), root, dir, HUB.handle, HUB.password, '500'], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 20 });
+    const out = execFileSync(process.execPath, ['--import', join(here, 'bench/support/compiled-sources.mjs'), join(here, 'bench/support/in-service.ts'), root, dir, HUB.handle, HUB.password, '500'], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 20 });
     const inService = JSON.parse(out.trim().split('\n').at(-1)!) as Figures['inService'];
     return {
       label,
