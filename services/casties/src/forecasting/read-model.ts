@@ -29,9 +29,10 @@ export interface ForecasterDoc extends Doc {
   n: number;
 }
 
-/** The last forecaster number given in one partition of the casties topic (see `counterId`). */
+/** The last forecaster number counted (one document, `_id` 'next'), and for whom (see `numberOf`). */
 interface CounterDoc extends Doc {
   next: number;
+  countedFor?: string;
 }
 
 /**
@@ -50,20 +51,6 @@ export const ROSTERS = collectionSpec<RosterDoc>({ name: 'castie_rosters' });
 export const FORECASTERS = collectionSpec<ForecasterDoc>({ name: 'castie_forecasters' });
 const COUNTER = collectionSpec<CounterDoc>({ name: 'castie_forecaster_counter' });
 
-/**
- * Forecaster numbers are counted per partition of the casties topic: number k of partition p is
- * p * 2^24 + k. On MongoDB each write stands alone, and a delivery may stop between counting a
- * first forecast and giving its number; the record then comes again, but other partitions may be
- * applied first. With one counter for all, the number read again after them was one they had
- * given: two forecasters with one number (each shown as the other on rosters). Within a
- * partition nothing counts until the record is applied, so it reads its own number again. A
- * roster holds 8 hex digits per number: 256 partitions of 2^24 forecasters. Partition 0 (the
- * only one of the embedded log) keeps the counter's first id, so numbers given before stay valid.
- */
-const PARTITION_NUMBERS = 2 ** 24;
-const NUMBERED_PARTITIONS = 256;
-const counterId = (partition: number): string => (partition === 0 ? 'next' : `next-${partition}`);
-
 export const forecastDocId = (castieId: string, userId: string): string => `${castieId}:${userId}`;
 
 /** Every forecast on a Castie (every forecast when the answer is scored): the ids from `<castieId>:` up to `<castieId>;`, the next character. */
@@ -77,19 +64,23 @@ const encodeNumber = (n: number): string => n.toString(16).padStart(NUMBER_DIGIT
  * answered, and each Castie's roster of forecasters.
  */
 export function forecastsProjection(): Projection {
-  /** The user's number, given now when this is their first forecast. */
-  async function numberOf(unit: UnitOfWork, userId: string, record: Parameters<Projection['apply']>[2]): Promise<number> {
+  /**
+   * The user's number, given now when this is their first forecast. On MongoDB each write stands
+   * alone, and a delivery may stop between counting and giving the number. The counter says whom
+   * it last counted for: while nobody else counted since, the user's delivery that comes again
+   * takes that number; once someone did (another partition applied first after a restart, or the
+   * record replayed from the dead letters later), it counts anew and that number stays unused.
+   * Guarding the count by the record instead (updateOnce) read back a number another forecaster
+   * had been given since: two forecasters with one number, each shown as the other on rosters.
+   * Counts never overlap: one consumer applies one partition's batch at a time (deploy/README.md).
+   */
+  async function numberOf(unit: UnitOfWork, userId: string): Promise<number> {
     const forecasters = unit.collection(FORECASTERS);
     const counter = unit.collection(COUNTER);
     const known = await forecasters.findOne({ _id: userId });
     if (known) return known.n;
-    if (record.partition >= NUMBERED_PARTITIONS) throw new Error(`forecaster numbers are counted for ${NUMBERED_PARTITIONS} partitions of the casties topic; this record is in partition ${record.partition}`);
-    // Guarded by the record: redelivered, it does not count twice, and gives the same number.
-    const id = counterId(record.partition);
-    await updateOnce(counter, id, record, { $inc: { next: 1 } });
-    const k = (await counter.findOne({ _id: id }))!.next;
-    if (k >= PARTITION_NUMBERS) throw new Error(`partition ${record.partition} of the casties topic has given all its ${PARTITION_NUMBERS} forecaster numbers`);
-    const n = record.partition * PARTITION_NUMBERS + k;
+    if ((await counter.findOne({ _id: 'next' }))?.countedFor !== userId) await counter.updateOne({ _id: 'next' }, { $inc: { next: 1 }, $set: { countedFor: userId } }, { upsert: true });
+    const n = (await counter.findOne({ _id: 'next' }))!.next;
     await forecasters.updateOne({ _id: userId }, { $setOnInsert: { n } }, { upsert: true });
     return (await forecasters.findOne({ _id: userId }))!.n;
   }
@@ -110,7 +101,7 @@ export function forecastsProjection(): Projection {
         });
         // null: this record reached the forecast before. Where each write stands alone (MongoDB),
         // that delivery may have stopped before the roster, so the roster is checked all the same.
-        const number = encodeNumber(await numberOf(unit, d.userId, record));
+        const number = encodeNumber(await numberOf(unit, d.userId));
         const rosters = unit.collection(ROSTERS);
         const roster = (await rosters.findOne({ _id: d.castieId }))?.forecasters ?? '';
         // Only a placed forecast puts its forecaster on the roster, and forecast documents are never
