@@ -1,5 +1,7 @@
 // The loader hooks of compiled-sources.mjs: `.ts` files are compiled by esbuild with the
 // repository's compiler options that change the output (tsconfig.base.json), as one module each.
+// Their source maps are inline, for `--enable-source-maps` when a trace should point into the
+// sources; as in production (dist/), they are not applied by default.
 import { transform } from 'esbuild';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';

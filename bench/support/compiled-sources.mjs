@@ -7,5 +7,3 @@
 import { register } from 'node:module';
 
 register('./compiled-sources-hooks.mjs', import.meta.url);
-// Stack traces point into the sources (the hooks inline a source map), as under tsx.
-process.setSourceMapsEnabled(true);

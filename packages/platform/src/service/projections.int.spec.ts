@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createFileEventLog } from '../embedded/file-event-log.ts';
-import { collectionSpec, DeferredUnitsLostError, type Doc, type DocumentStore } from '../ports/document-store.ts';
+import { collectionSpec, DeferredUnitsLostError, eachWriteAlone, type Doc, type DocumentStore } from '../ports/document-store.ts';
 import type { EventLog, LogRecord } from '../ports/event-log.ts';
 import { SqliteReadModelCopies } from '../sqlite/read-model-copies.ts';
 import { openSqliteDocumentStore, type SqliteDocumentStore } from '../sqlite/sqlite-document-store.ts';
@@ -188,6 +188,46 @@ describe('projection runner', () => {
     const dead = await deadLetters('tally-fail');
     expect(dead).toHaveLength(1);
     expect(dead[0]!.reason).toBe('tally: cannot count 13');
+    await runner.stop();
+  });
+
+  it('replays a dead letter with no batch in flight and one replay at a time, where units do not exclude each other (MongoDB)', async () => {
+    const sqlite = openStore();
+    // As MongoDB's store: each write stands alone, and units run side by side.
+    const store: DocumentStore = { ...sqlite, transaction: (fn) => fn(eachWriteAlone(sqlite)) };
+    let failing = true;
+    const seen: string[] = [];
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const projection: Projection = {
+      ...tally(),
+      apply: async (event, envelope, record, unit) => {
+        const { n } = event.data as { n: number };
+        if (n === 13 && failing) throw new Error('cannot count 13');
+        seen.push(`start ${n}`);
+        if (n === 7) await released;
+        await tally().apply(event, envelope, record, unit);
+        seen.push(`end ${n}`);
+      },
+    };
+    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 13 }) }, { key: 'tally-1', value: envelope({ n: 14 }) }]);
+    const runner = await startProjections({ group: 'tally-replay', log, store, catalogs: [catalog], projections: [projection] });
+    await runner.caughtUp();
+    const letters = await runner.deadLetters();
+    expect(letters.map((l) => l.offset)).toEqual([0]);
+    failing = false;
+    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 7 }) }]);
+    while (!seen.includes('start 7')) await new Promise((resolve) => setTimeout(resolve, 5));
+    // The batch of 7 is in flight: both replays wait for it, and the second for the first.
+    const replays = [runner.replay(letters[0]!.id), runner.replay(letters[0]!.id)];
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(seen).toEqual(['start 14', 'end 14', 'start 7']);
+    release();
+    const [first, second] = await Promise.allSettled(replays);
+    expect(first?.status).toBe('fulfilled');
+    expect(second?.status === 'rejected' ? String(second.reason) : 'replayed twice').toMatch(/no longer pending|already replayed/);
+    expect(seen).toEqual(['start 14', 'end 14', 'start 7', 'end 7', 'start 13', 'end 13']);
+    expect(await sumOf(sqlite)).toBe(34);
     await runner.stop();
   });
 

@@ -507,6 +507,8 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
 
   const waitFor = (positions: readonly LogPosition[], timeoutMs = DEFAULT_TIMEOUT_MS) => subscription.waitFor(positions, timeoutMs);
   const letters = store.collection(DEAD_LETTERS);
+  /** Settles once the replay under way (if any) is done. */
+  let replaying: Promise<void> = Promise.resolve();
   return {
     group,
     waitFor,
@@ -522,6 +524,15 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
       const named = doc.projections ? doc.projections.split(',') : null;
       const targets = projections.filter((p) => p.topics.includes(doc.topic) && (named === null || named.includes(p.name)));
       const replayedAt = new Date().toISOString();
+      // Applied with no batch in flight, and one replay at a time: MongoDB's units do not exclude
+      // each other, and a projection is written for one application at a time (a forecaster's
+      // number is read back after it is counted).
+      const previous = replaying;
+      let done = (): void => undefined;
+      replaying = new Promise<void>((resolve) => (done = resolve));
+      await previous;
+      const held = gate !== null;
+      await pause();
       try {
         await store.transaction(async (unit) => {
           // Checked again inside the unit: of two replays at once (or one after a rebuild that
@@ -538,6 +549,9 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
       } catch (error) {
         if (error instanceof DomainError) throw error;
         throw new DomainError('invalid_request', `replaying failed again, so it stays pending: ${(error as Error).message}`);
+      } finally {
+        if (!held) resume();
+        done();
       }
       logger?.info({ group, id, projections: targets.map((p) => p.name) }, 'dead letter replayed');
       return deadLetterView({ ...doc, status: 'replayed', replayedAt });

@@ -72,7 +72,8 @@ export function forecastsProjection(): Projection {
    * record replayed from the dead letters later), it counts anew and that number stays unused.
    * Guarding the count by the record instead (updateOnce) read back a number another forecaster
    * had been given since: two forecasters with one number, each shown as the other on rosters.
-   * Counts never overlap: one consumer applies one partition's batch at a time (deploy/README.md).
+   * Counts never overlap: one consumer applies one partition's batch at a time (deploy/README.md),
+   * and a dead letter is replayed with no batch in flight (ProjectionRunner.replay).
    */
   async function numberOf(unit: UnitOfWork, userId: string): Promise<number> {
     const forecasters = unit.collection(FORECASTERS);
