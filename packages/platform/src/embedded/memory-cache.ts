@@ -1,7 +1,8 @@
 import type { Cache, InProcessReads } from '../ports/cache.ts';
 
 interface Entry {
-  value: string;
+  /** A counter (`increment`) keeps its number: read as text by `get`, as Redis answers it. */
+  value: string | number;
   /** Epoch ms after which the entry is gone; Infinity without a TTL. */
   expiresAt: number;
 }
@@ -34,17 +35,17 @@ export function createMemoryCache(options: { sweepIntervalMs?: number; now?: () 
         entries.delete(key);
         return null;
       }
-      return entry.value;
+      return typeof entry.value === 'string' ? entry.value : String(entry.value);
     },
     increment(key, ttlMs) {
       const t = now();
       const entry = entries.get(key);
       if (!entry || entry.expiresAt <= t) {
-        entries.set(key, { value: '1', expiresAt: t + ttlMs });
+        entries.set(key, { value: 1, expiresAt: t + ttlMs });
         return 1;
       }
       const next = Number(entry.value) + 1;
-      entry.value = String(next);
+      entry.value = next;
       return next;
     },
     ttl(key) {

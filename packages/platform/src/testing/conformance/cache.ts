@@ -105,6 +105,8 @@ export function describeCache(name: string, makeCache: () => Cache | Promise<Cac
       expect(await cache.increment(key('c'), 60_000)).toBe(1);
       const counts = await Promise.all(Array.from({ length: 20 }, () => cache.increment(key('c'), 60_000)));
       expect(counts.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
+      // Read as text, as Redis answers GET of a counter.
+      expect(await cache.get(key('c'))).toBe('21');
       const left = await cache.ttl(key('c'));
       expect(left).toBeGreaterThan(50_000);
       expect(left).toBeLessThanOrEqual(60_000);
@@ -125,6 +127,7 @@ export function describeCache(name: string, makeCache: () => Cache | Promise<Cac
       expect(now.increment(key('c'), 400)).toBe(1);
       expect(await cache.increment(key('c'), 400)).toBe(2);
       expect(now.increment(key('c'), 400)).toBe(3);
+      expect(now.get(key('c'))).toBe('3');
       const [sync, async] = [now.ttl(key('c'))!, (await cache.ttl(key('c')))!];
       expect(sync).toBeGreaterThan(0);
       expect(Math.abs(sync - async)).toBeLessThan(50);
