@@ -1,5 +1,5 @@
 import type { CastieEvent, EventEnvelope } from '@castie/contracts';
-import { eachWriteAlone, type CollectionSpec, type Doc, type DocumentStore, type LogRecord, type UnitOfWork } from '@castie/platform';
+import { eachWriteAlone, type CollectionSpec, type Doc, type DocumentStore, type LogRecord, type Projection, type UnitOfWork } from '@castie/platform';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import { describe, expect, it } from 'vitest';
 import { COMMENT_COUNTS, COMMENTS, commentsProjection } from '../comments/read-model.ts';
@@ -62,6 +62,25 @@ async function rosters(store: DocumentStore) {
   return (await store.collection(ROSTERS).find({})).map((r) => ({ _id: r._id, forecasters: (r.forecasters.match(/.{8}/g) ?? []).map((n) => who.get(parseInt(n, 16))).sort() }));
 }
 
+/** Applies `events[i]` with `projection`, as the record at `at$` of the casties topic. */
+const deliveries =
+  (projection: Projection) =>
+  (i: number, at$: { partition: number; offset: number }, unit: UnitOfWork): Promise<void> => {
+    const { streamId, event } = events[i]!;
+    const envelope: EventEnvelope = { id: `e${i}`, type: event.type, schemaVersion: 1, streamId, streamVersion: 1, occurredAt: at(i), actor: ann, data: event.data };
+    const record: LogRecord = { topic: 'casties', ...at$, key: streamId, value: JSON.stringify(envelope), timestamp: 0 };
+    return projection.apply(event, envelope, record, unit);
+  };
+
+/** Each write alone (as on MongoDB), where the process dies at the first update of `collection`. */
+const stopsAt = (store: DocumentStore, collection: string): UnitOfWork => ({
+  atomic: false,
+  collection: (spec) => {
+    const found = store.collection(spec);
+    return spec.name === collection ? { ...found, updateOne: () => Promise.reject(new Error('killed')) } : found;
+  },
+});
+
 async function contents(store: DocumentStore) {
   return { views: await all(store, CASTIE_VIEWS), forecasts: await all(store, FORECASTS), comments: await all(store, COMMENTS), counts: await all(store, COMMENT_COUNTS), search: await all(store, CASTIE_SEARCH), rosters: await rosters(store) };
 }
@@ -80,23 +99,14 @@ describe('casties read model', () => {
 
   it('puts a forecaster on the roster when the delivery that placed the forecast stopped before it (each write alone, as on MongoDB)', async () => {
     const store = openSqliteDocumentStore({ path: ':memory:' });
-    const projection = forecastsProjection();
-    const { streamId, event } = events[1]!;
-    const envelope: EventEnvelope = { id: 'e1', type: event.type, schemaVersion: 1, streamId, streamVersion: 1, occurredAt: at(1), actor: bob, data: event.data };
-    const record: LogRecord = { topic: 'casties', partition: 0, offset: 7, key: streamId, value: JSON.stringify(envelope), timestamp: 0 };
+    const deliver = deliveries(forecastsProjection());
+    const bob$ = { partition: 0, offset: 7 };
     // The process dies once the forecast is written, before its forecaster is on the roster.
-    const dies: UnitOfWork = {
-      atomic: false,
-      collection: (spec) => {
-        const collection = store.collection(spec);
-        return spec.name === ROSTERS.name ? { ...collection, updateOne: () => Promise.reject(new Error('killed')) } : collection;
-      },
-    };
-    await expect(projection.apply(event, envelope, record, dies)).rejects.toThrow('killed');
+    await expect(deliver(1, bob$, stopsAt(store, ROSTERS.name))).rejects.toThrow('killed');
     expect(await all(store, FORECASTS)).toHaveLength(1);
     expect(await rosters(store)).toEqual([]);
     // The log delivers the event again (its offset was never committed), and once more.
-    for (let i = 0; i < 2; i++) await projection.apply(event, envelope, record, eachWriteAlone(store));
+    for (let i = 0; i < 2; i++) await deliver(1, bob$, eachWriteAlone(store));
     expect(await rosters(store)).toEqual([{ _id: castieId, forecasters: [bob] }]);
     expect((await all(store, FORECASTS)).map((f) => f.userId)).toEqual([bob]);
   });
@@ -113,24 +123,11 @@ describe('casties read model', () => {
   ] as const) {
     it(`gives a forecaster their own number when the delivery that counted it stopped and someone else counted before it came again: ${when} (each write alone, as on MongoDB)`, async () => {
       const store = openSqliteDocumentStore({ path: ':memory:' });
-      const projection = forecastsProjection();
-      const delivery = (i: number, at$: { partition: number; offset: number }, unit: UnitOfWork) => {
-        const { streamId, event } = events[i]!;
-        const envelope: EventEnvelope = { id: `e${i}`, type: event.type, schemaVersion: 1, streamId, streamVersion: 1, occurredAt: at(i), actor: ann, data: event.data };
-        const record: LogRecord = { topic: 'casties', ...at$, key: streamId, value: JSON.stringify(envelope), timestamp: 0 };
-        return projection.apply(event, envelope, record, unit);
-      };
-      const stops: UnitOfWork = {
-        atomic: false,
-        collection: (spec) => {
-          const collection = store.collection(spec);
-          return spec.name === FORECASTERS.name ? { ...collection, updateOne: () => Promise.reject(new Error('killed')) } : collection;
-        },
-      };
+      const deliver = deliveries(forecastsProjection());
       const bob$ = { partition: 1, offset: 0 };
-      await expect(delivery(1, bob$, stops)).rejects.toThrow('killed');
-      await delivery(2, cyd$, eachWriteAlone(store));
-      await delivery(1, bob$, eachWriteAlone(store));
+      await expect(deliver(1, bob$, stopsAt(store, FORECASTERS.name))).rejects.toThrow('killed');
+      await deliver(2, cyd$, eachWriteAlone(store));
+      await deliver(1, bob$, eachWriteAlone(store));
       const numbers = (await store.collection(FORECASTERS).find({})).map((f) => f.n);
       expect(new Set(numbers).size).toBe(2);
       if (rosterToo) expect(await rosters(store)).toEqual([{ _id: castieId, forecasters: [bob, cyd] }]);
@@ -139,19 +136,10 @@ describe('casties read model', () => {
 
   it('gives a forecaster the number counted for them when their delivery stopped before giving it and nobody counted since (each write alone)', async () => {
     const store = openSqliteDocumentStore({ path: ':memory:' });
-    const projection = forecastsProjection();
-    const { streamId, event } = events[1]!;
-    const envelope: EventEnvelope = { id: 'e1', type: event.type, schemaVersion: 1, streamId, streamVersion: 1, occurredAt: at(1), actor: ann, data: event.data };
-    const record: LogRecord = { topic: 'casties', partition: 0, offset: 0, key: streamId, value: JSON.stringify(envelope), timestamp: 0 };
-    const stops: UnitOfWork = {
-      atomic: false,
-      collection: (spec) => {
-        const collection = store.collection(spec);
-        return spec.name === FORECASTERS.name ? { ...collection, updateOne: () => Promise.reject(new Error('killed')) } : collection;
-      },
-    };
-    await expect(projection.apply(event, envelope, record, stops)).rejects.toThrow('killed');
-    await projection.apply(event, envelope, record, eachWriteAlone(store));
+    const deliver = deliveries(forecastsProjection());
+    const bob$ = { partition: 0, offset: 0 };
+    await expect(deliver(1, bob$, stopsAt(store, FORECASTERS.name))).rejects.toThrow('killed');
+    await deliver(1, bob$, eachWriteAlone(store));
     expect((await store.collection(FORECASTERS).find({})).map((f) => f.n)).toEqual([1]);
   });
 
