@@ -23,10 +23,14 @@
 /** A JSON scalar as documents hold it. */
 export type Scalar = string | number | boolean | null;
 
-/** Every read-model document. `_applied` is `updateOnce`'s record of the log positions it applied. */
+/**
+ * Every read-model document. `_applied` and `_replayed` are `updateOnce`'s records of the log
+ * records it applied: the last offset per topic partition, and each replayed dead letter.
+ */
 export interface Doc {
   _id: string;
   _applied?: Record<string, number>;
+  _replayed?: Record<string, number>;
 }
 
 type Leaf = Scalar | undefined | readonly unknown[];

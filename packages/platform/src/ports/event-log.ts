@@ -19,6 +19,12 @@ export interface LogRecord extends LogPosition {
   value: string;
   /** Milliseconds since the epoch when the log accepted the record. */
   timestamp: number;
+  /**
+   * Set on a dead letter an operator replays (ProjectionRunner.replay): it is applied after later
+   * records of its partition, which guards by "the last offset applied" (updateOnce) would take
+   * for having applied it already.
+   */
+  replayed?: true;
 }
 
 export interface NewLogRecord {

@@ -6,19 +6,20 @@ import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createFileEventLog } from '../embedded/file-event-log.ts';
+import { createFileEventLog, type FileEventLog } from '../embedded/file-event-log.ts';
 import { collectionSpec, DeferredUnitsLostError, eachWriteAlone, type Doc, type DocumentStore } from '../ports/document-store.ts';
-import type { EventLog, LogRecord } from '../ports/event-log.ts';
+import type { LogRecord } from '../ports/event-log.ts';
 import { SqliteReadModelCopies } from '../sqlite/read-model-copies.ts';
 import { openSqliteDocumentStore, type SqliteDocumentStore } from '../sqlite/sqlite-document-store.ts';
 import { newId } from './decider.ts';
 import { startProjections, type Projection } from './projections.ts';
+import { updateOnce } from './update-once.ts';
 
 const catalog = defineEventCatalog('tallies', { Counted: z.object({ n: z.number().int() }) });
 const envelope = (data: unknown, type = 'Counted') => JSON.stringify({ id: newId(), type, schemaVersion: 1, streamId: 'tally-1', streamVersion: 1, occurredAt: new Date().toISOString(), actor: 'test', data });
 
 let dir: string;
-let log: EventLog;
+let log: FileEventLog;
 const stores: DocumentStore[] = [];
 let files = 0;
 /** A read-model store on its own SQLite file (`name` reopens one). */
@@ -229,6 +230,45 @@ describe('projection runner', () => {
     expect(seen).toEqual(['start 14', 'end 14', 'start 7', 'end 7', 'start 13', 'end 13']);
     expect(await sumOf(sqlite)).toBe(34);
     await runner.stop();
+  });
+
+  it('applies a replayed dead letter once to documents later records changed, where each write stands alone (MongoDB)', async () => {
+    const sqlite = openStore();
+    const store: DocumentStore = { ...sqlite, transaction: (fn) => fn(eachWriteAlone(sqlite)) };
+    let failing = true;
+    let breakAfterWrite = false;
+    // Counts with updateOnce, as the read models' counters do: redelivery must not count twice.
+    const counted: Projection = {
+      ...tally(),
+      apply: async (event, _envelope, record, unit) => {
+        const { n } = event.data as { n: number };
+        if (n === 13 && failing) throw new Error('cannot count 13');
+        await updateOnce(unit.collection(SUMS), 'sum', record, { $inc: { total: n, events: 1 } });
+        if (breakAfterWrite) throw new Error('the store went away after the first write');
+      },
+    };
+    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 13 }) }, { key: 'tally-1', value: envelope({ n: 14 }) }, { key: 'tally-1', value: envelope({ n: 7 }) }]);
+    const runner = await startProjections({ group: 'tally-replay-once', log, store, catalogs: [catalog], projections: [counted] });
+    await runner.caughtUp();
+    const [letter] = await runner.deadLetters();
+    expect(await sumOf(sqlite)).toBe(21);
+
+    // The first replay writes, then fails: the letter stays pending, and its write stays (each stands alone).
+    failing = false;
+    breakAfterWrite = true;
+    await expect(runner.replay(letter!.id)).rejects.toThrow(/stays pending/);
+    expect(await sumOf(sqlite)).toBe(34);
+    // The second replay does not count it again, and marks it replayed.
+    breakAfterWrite = false;
+    expect((await runner.replay(letter!.id)).status).toBe('replayed');
+    expect(await sumOf(sqlite)).toBe(34);
+    await runner.stop();
+
+    // The records after the letter, delivered again (a restart before their checkpoint), still count once.
+    const unit = eachWriteAlone(sqlite);
+    const [fourteen, seven] = await log.read('tallies', 1, 2);
+    for (const record of [fourteen!, seven!]) await counted.apply({ type: 'Counted', data: { n: Number(JSON.parse(record.value).data.n) } }, JSON.parse(record.value), record, unit);
+    expect(await sumOf(sqlite)).toBe(34);
   });
 
   it('rebuilds a lost store from the start, and resumes a kept one from its checkpoint', async () => {

@@ -518,7 +518,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
       const doc = await letters.findOne({ _id: id });
       if (!doc) throw new DomainError('object_not_found', `${group} has no dead letter ${id}`);
       if (doc.status === 'replayed') throw new DomainError('invalid_request', `the dead letter ${id} was already replayed at ${doc.replayedAt ?? '?'}`);
-      const record: LogRecord = { topic: doc.topic, partition: doc.partition, offset: doc.offset, key: doc.key, value: doc.value, timestamp: doc.timestamp };
+      const record: LogRecord = { topic: doc.topic, partition: doc.partition, offset: doc.offset, key: doc.key, value: doc.value, timestamp: doc.timestamp, replayed: true };
       const parsed = parse(record);
       if (typeof parsed === 'string') throw new DomainError('invalid_request', `the event still breaks its contract, so it stays pending (${parsed})`);
       const named = doc.projections ? doc.projections.split(',') : null;

@@ -67,7 +67,7 @@ export const GROUP_DELETED_USERS = collectionSpec<Doc>({ name: 'group_deleted_us
 
 export const membershipId = (slug: string, userId: string): string => `${slug}:${userId}`;
 
-const groupSeed: Omit<GroupDoc, '_id' | '_applied' | 'slug'> = {
+const groupSeed: Omit<GroupDoc, keyof Doc | 'slug'> = {
   created: false,
   groupName: '',
   groupNameLower: '',

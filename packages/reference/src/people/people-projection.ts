@@ -1,10 +1,8 @@
 import { CASTIES_TOPIC, GROUPS_TOPIC, IDENTITY_TOPIC, type CastieEvent, type GroupEvent, type IdentityEvent } from '@castie/contracts';
-import { collectionSpec, updateOnce, type Projection, type Update } from '@castie/platform';
+import { collectionSpec, updateOnce, type Doc, type Projection, type Update } from '@castie/platform';
 
 /** One person as the services that show people know them. */
-export interface PersonDoc {
-  _id: string;
-  _applied?: Record<string, number>;
+export interface PersonDoc extends Doc {
   handle: string;
   handleLower: string;
   firstName: string;
@@ -37,7 +35,7 @@ export const PEOPLE = collectionSpec<PersonDoc>({
   indexes: [{ keys: { handleLower: 1 } }, { keys: { status: 1, lastNameLower: 1, handleLower: 1, _id: 1 } }],
 });
 
-type Fields = Omit<PersonDoc, '_id' | '_applied'>;
+type Fields = Omit<PersonDoc, keyof Doc>;
 const blank: Fields = { handle: '', handleLower: '', firstName: '', lastName: '', lastNameLower: '', city: '', state: '', profPic: '', imageUpdatedAt: null, isPrivate: false, status: 'signing-up', following: [], castiesCreated: 0, forecasts: 0, xp: 0, answered: 0, correct: 0 };
 
 /**

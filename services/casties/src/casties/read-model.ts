@@ -57,7 +57,7 @@ export const CASTIE_VIEWS = collectionSpec<CastieView>({
 
 export const writeInKey = (text: string): string => createHash('sha1').update(text.trim().toLowerCase()).digest('hex').slice(0, 16);
 
-type Fields = Omit<CastieView, '_id' | '_applied'>;
+type Fields = Omit<CastieView, keyof Doc>;
 const empty: Fields = {
   groupSlug: '',
   creatorId: '',
