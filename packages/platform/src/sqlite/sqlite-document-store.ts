@@ -300,7 +300,7 @@ class Table implements TableShape {
    * filling them from the documents: in their key order.
    */
   copySidesFrom(schema: string): void {
-    this.refillSides((field, side) => `INSERT INTO main.${side} (k, id) SELECT k, id FROM ${schema}.${side}`);
+    this.refillSides((_field, side) => `INSERT INTO main.${side} (k, id) SELECT k, id FROM ${schema}.${side}`);
   }
 
   /** The side tables from the documents, in one pass each, sorted. */
