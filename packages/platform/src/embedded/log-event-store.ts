@@ -42,6 +42,8 @@ const satisfies = (expected: ExpectedVersion, current: number): boolean =>
 const CATCH_UP_BATCH = 5000;
 /** Bytes of event JSON kept for recently read or written streams. */
 const RECENT_STREAMS_BYTES = 32 * 1024 * 1024;
+/** Streams whose version is kept (about 150 bytes each). */
+const KNOWN_VERSIONS = 50_000;
 
 /**
  * The event store of the embedded profile, on an event log topic. The log holds the events; a
@@ -104,11 +106,19 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
    */
   const recent = new LRUCache<string, { events: EventEnvelope[]; bytes: number }>({ maxSize: RECENT_STREAMS_BYTES, sizeCalculation: (entry) => Math.max(1, entry.bytes) });
 
+  /**
+   * Streams' versions, kept as `recent` is kept current (this store is the only writer): learned
+   * from the index once, moved by each append. A command on a state its handler kept asks for the
+   * events after that state's version: mostly there are none, and this answers so without a query
+   * (one read transaction of the index, with its locks, was two system calls of every forecast).
+   */
+  const versions = new LRUCache<string, number>({ max: KNOWN_VERSIONS });
   const currentVersion = (streamId: string): number => {
     const known = recent.peek(streamId);
     if (known) return known.events.length;
-    const waiting = pendingOffsets.get(streamId);
-    return waiting ? (versionOf.get(streamId) ?? 0) + waiting.length : (versionOf.get(streamId) ?? 0);
+    let version = versions.get(streamId);
+    if (version === undefined) versions.set(streamId, (version = (versionOf.get(streamId) ?? 0) + (pendingOffsets.get(streamId)?.length ?? 0)));
+    return version;
   };
 
   /** Appends so far, to any stream: a stream read while none landed was read whole. */
@@ -222,6 +232,7 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
     async readStream(streamId, { afterVersion = 0 } = {}) {
       const known = recent.get(streamId);
       if (known) return { version: known.events.length, events: known.events.slice(afterVersion) };
+      if (afterVersion > 0 && currentVersion(streamId) === afterVersion) return { version: afterVersion, events: [] };
       // The index's rows after `afterVersion`, then the appends whose rows wait for the next flush
       // (the versions after the index's last); both read in this same turn, so they join up.
       const indexed = afterVersion > 0 ? (versionOf.get(streamId) ?? 0) : 0;
@@ -270,6 +281,7 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
           offsets.push(p.offset);
         });
         pendingOffsets.set(streamId, offsets);
+        versions.set(streamId, current + envelopes.length);
         const known = recent.get(streamId);
         if (known && known.events.length === current) {
           recent.set(streamId, { events: [...known.events, ...envelopes], bytes: known.bytes + values.reduce((n, v) => n + v.length, 0) });

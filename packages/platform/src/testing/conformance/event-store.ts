@@ -124,6 +124,13 @@ export function describeEventStore(name: string, makeStore: () => Promise<EventS
         [5, [['E', 5]]],
         [5, []],
       ]);
+      // Appended to by a store that read it only after versions (a command on a state its handler kept).
+      await store.appendToStream(id, [event(id, 'F')], { expectedVersion: 5 });
+      expect(await Promise.all([5, 6].map(after))).toEqual([
+        [6, [['F', 6]]],
+        [6, []],
+      ]);
+      await expect(store.appendToStream(id, [event(id, 'late')], { expectedVersion: 5 })).rejects.toBeInstanceOf(ConcurrencyError);
     });
 
     it('rejects a wrong expected version with ConcurrencyError and appends nothing', async () => {
