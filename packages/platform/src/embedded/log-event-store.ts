@@ -238,6 +238,9 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
       const indexed = afterVersion > 0 ? (versionOf.get(streamId) ?? 0) : 0;
       const offsets = afterVersion > 0 ? offsetsAfter.all(streamId, afterVersion) : offsetsOf.all(streamId);
       const waiting = pendingOffsets.get(streamId) ?? [];
+      // Read whole, the stream's version is known now: its append (a new stream's, mostly: a
+      // forecast is one) asks the index nothing again.
+      if (afterVersion === 0) versions.set(streamId, offsets.length + waiting.length);
       const appendsBefore = appends;
       const records = await recordsOf([...offsets, ...(afterVersion > indexed ? waiting.slice(afterVersion - indexed) : waiting)]);
       const events = records.map(parse);
