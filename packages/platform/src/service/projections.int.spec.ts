@@ -271,6 +271,28 @@ describe('projection runner', () => {
     expect(await sumOf(sqlite)).toBe(34);
   });
 
+  it("decodes a record once for the runners of a process, and no projection can change another runner's event", async () => {
+    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 5 }) }]);
+    // A projection that changes the event it was given, before counting it.
+    const meddler: Projection = {
+      ...tally(),
+      apply: async (event, envelope, record, unit) => {
+        (event.data as { n: number }).n = 99;
+        await tally().apply(event, envelope, record, unit);
+      },
+    };
+    const first = await startProjections({ group: 'tally-meddler', log, store: openStore(), catalogs: [catalog], projections: [meddler] });
+    await first.caughtUp();
+    const [refused] = await first.deadLetters();
+    expect(refused?.reason).toMatch(/read.only/);
+    const store = openStore();
+    const second = await startProjections({ group: 'tally-after', log, store, catalogs: [catalog], projections: [tally()] });
+    await second.caughtUp();
+    expect(await sumOf(store)).toBe(5);
+    await first.stop();
+    await second.stop();
+  });
+
   it('rebuilds a lost store from the start, and resumes a kept one from its checkpoint', async () => {
     await log.append('tallies', [1, 2, 3].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
     const kept = openStore('kept');
