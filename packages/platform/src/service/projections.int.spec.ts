@@ -271,6 +271,52 @@ describe('projection runner', () => {
     expect(await sumOf(sqlite)).toBe(34);
   });
 
+  it('settles a dead letter whose record a batch delivered again applied, so a replay cannot count it twice (MongoDB)', async () => {
+    const sqlite = openStore();
+    // As MongoDB's store, where the first checkpoint write of the batch is lost (the process stopped there).
+    let loseCheckpoint = true;
+    const writes = eachWriteAlone(sqlite);
+    const store: DocumentStore = {
+      ...sqlite,
+      transaction: (fn) =>
+        fn({
+          ...writes,
+          collection: (spec) => {
+            const collection = writes.collection(spec);
+            if (spec.name !== 'projection_checkpoints') return collection;
+            return Object.assign(Object.create(collection) as typeof collection, {
+              replaceOne: (...args: Parameters<typeof collection.replaceOne>) => {
+                if (!loseCheckpoint) return collection.replaceOne(...args);
+                loseCheckpoint = false;
+                return Promise.reject(new Error('the store went away'));
+              },
+            });
+          },
+        }),
+    };
+    // 13 fails three times (a passing failure), then counts.
+    let failures = 3;
+    const counted: Projection = {
+      ...tally(),
+      apply: async (event, _envelope, record, unit) => {
+        const { n } = event.data as { n: number };
+        if (n === 13 && failures-- > 0) throw new Error('cannot count 13 yet');
+        await updateOnce(unit.collection(SUMS), n === 13 ? 'thirteen' : 'sum', record, { $inc: { total: n, events: 1 } });
+      },
+    };
+    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 13 }) }, { key: 'tally-1', value: envelope({ n: 14 }) }]);
+    const runner = await startProjections({ group: 'tally-settled', log, store, catalogs: [catalog], projections: [counted] });
+    await runner.caughtUp();
+    const total = async () => ((await sqlite.collection(SUMS).findOne({ _id: 'thirteen' }))?.total ?? 0) + ((await sqlite.collection(SUMS).findOne({ _id: 'sum' }))?.total ?? 0);
+    // The batch came again after its lost checkpoint: 13 counted then, once.
+    expect(await total()).toBe(27);
+    const letters = await runner.deadLetters({ all: true });
+    expect(letters.map((l) => [l.offset, l.status])).toEqual([[0, 'replayed']]);
+    await expect(runner.replay(letters[0]!.id)).rejects.toThrow(/already replayed/);
+    expect(await total()).toBe(27);
+    await runner.stop();
+  });
+
   it("decodes a record once for the runners of a process, and no projection can change another runner's event", async () => {
     await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 5 }) }]);
     // A projection that changes the event it was given, before counting it.

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { collectionSpec, DeferredUnitsLostError, type CollectionSpec, type Doc, type DocumentStore, type Filter, type UnitOfWork } from '../ports/document-store.ts';
 import { positionKey, type EventLog, type LogPosition, type LogRecord, type Subscription } from '../ports/event-log.ts';
 import { deepFreeze } from '../deep-freeze.ts';
-import { DEAD_LETTERS, deadLetterView, forgetRebuiltDeadLetters, listDeadLetters, recordDeadLetter } from './dead-letters.ts';
+import { DEAD_LETTERS, deadLetterId, deadLetterView, forgetRebuiltDeadLetters, listDeadLetters, recordDeadLetter } from './dead-letters.ts';
 
 /** One read model: which topics feed it, which collections it alone writes, and how an event changes them. */
 export interface Projection {
@@ -308,13 +308,34 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     applied.get(doc.projection)?.set(rest.join('|'), doc.offset);
   }
   const checkpointId = (projection: string, key: string) => `${projection}|${key}`;
+  /** The group's pending dead letters (few): one whose record a batch delivered again applies is settled (settleLetter). */
+  const pendingLetters = new Set((await store.collection(DEAD_LETTERS).find({ group, status: 'pending' })).map((l) => l._id));
 
   /** `projection` null: the record broke its contract (no projection saw it). Recorded in the batch's unit of work. */
   async function deadLetter(unit: UnitOfWork, record: LogRecord, reason: string, projection: string | null = null): Promise<void> {
     logger?.error({ group, topic: record.topic, offset: record.offset, reason }, 'event sent to the dead-letter topic');
     await log.append(`${group}.dead-letter`, [{ key: record.key, value: JSON.stringify({ reason, topic: record.topic, partition: record.partition, offset: record.offset, value: record.value }) }]);
     await recordDeadLetter(unit, group, record, { projection, reason }, new Date());
+    pendingLetters.add(deadLetterId(record));
     options.observer?.deadLettered(group);
+  }
+
+  /**
+   * A pending letter whose record the projections it names have now applied is no longer pending:
+   * on MongoDB the letter may be written and its batch's checkpoint not (a crash), and the batch
+   * delivered again then applies the record (its failure was passing). Replayed after that, it
+   * would count twice.
+   */
+  async function settleLetter(unit: UnitOfWork, record: LogRecord, appliedBy: readonly Projection[]): Promise<void> {
+    const id = deadLetterId(record);
+    const letters = unit.collection(DEAD_LETTERS);
+    const letter = await letters.findOne({ _id: id });
+    const named = letter?.projections ? letter.projections.split(',') : projections.filter((p) => p.topics.includes(record.topic)).map((p) => p.name);
+    if (letter?.status === 'pending' && !named.every((name) => appliedBy.some((p) => p.name === name))) return;
+    pendingLetters.delete(id);
+    if (letter?.status !== 'pending') return;
+    await letters.updateOne({ _id: id }, { $set: { status: 'replayed', replayedAt: new Date().toISOString() } });
+    logger?.info({ group, id, projections: named }, 'a dead letter was applied when its batch was delivered again: marked replayed');
   }
 
   /** `shared`: decoded once for every runner of the process (see decodedLately); a rebuild's deferred batches decode alone. */
@@ -328,13 +349,16 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     }
   }
 
-  async function applyOne(unit: UnitOfWork, projection: Projection, event: DomainEvent, envelope: EventEnvelope, record: LogRecord): Promise<void> {
+  /** False when the projection failed on it `attempts` times: then it is dead-lettered. */
+  async function applyOne(unit: UnitOfWork, projection: Projection, event: DomainEvent, envelope: EventEnvelope, record: LogRecord): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       try {
         await projection.apply(event, envelope, record, unit);
-        return;
+        return true;
       } catch (error) {
-        if (attempt >= attempts) return deadLetter(unit, record, `${projection.name}: ${(error as Error).message}`, projection.name);
+        if (attempt < attempts) continue;
+        await deadLetter(unit, record, `${projection.name}: ${(error as Error).message}`, projection.name);
+        return false;
       }
     }
   }
@@ -397,7 +421,9 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
         await deadLetter(unit, record, parsed);
         continue;
       }
-      for (const p of due) await applyOne(unit, p, parsed.event, parsed.envelope, record);
+      let appliedAll = true;
+      for (const p of due) if (!(await applyOne(unit, p, parsed.event, parsed.envelope, record))) appliedAll = false;
+      if (appliedAll && pendingLetters.size > 0 && pendingLetters.has(deadLetterId(record))) await settleLetter(unit, record, due);
       done?.push({ ...parsed, record });
     }
     for (const p of readers) if (!passDue.has(p.name)) await endBatch(unit, p, last);

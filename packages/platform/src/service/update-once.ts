@@ -22,17 +22,18 @@ export async function updateOnce<T extends Doc>(collection: Collection<T>, id: s
     return done(await collection.updateOne(byId as unknown as Filter<T>, update, { upsert: options.upsert ?? true }));
   }
   const partition = `${record.topic.replaceAll('.', '_')}-${record.partition}`;
+  // A replayed letter's own mark: the replay applied it (or a delivery of it after the replay must not).
+  const letter = `${partition}-${record.offset}`;
+  const replayed = `_replayed.${letter}` as const;
+  const unreplayed: Filter<Doc> = { [replayed]: { $exists: false } };
   let unapplied: Filter<Doc>;
   let mark: `_applied.${string}` | `_replayed.${string}`;
   if (record.replayed) {
-    const letter = `${partition}-${record.offset}`;
-    const replayed = `_replayed.${letter}` as const;
-    const unseen: Filter<Doc> = { [replayed]: { $exists: false } };
-    unapplied = { _id: id, ...unseen };
+    unapplied = { _id: id, ...unreplayed };
     mark = replayed;
   } else {
     const applied = `_applied.${partition}` as const;
-    unapplied = { _id: id, $or: [{ [applied]: { $exists: false } }, { [applied]: { $lt: record.offset } }] };
+    unapplied = { _id: id, ...unreplayed, $or: [{ [applied]: { $exists: false } }, { [applied]: { $lt: record.offset } }] };
     mark = applied;
   }
   // Every document type has `_applied` and `_replayed` (Doc): the generic T just cannot show it to the compiler.
