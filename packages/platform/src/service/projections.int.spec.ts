@@ -1,4 +1,4 @@
-import { defineEventCatalog } from '@castie/contracts';
+import { defineEventCatalog, type DomainEvent } from '@castie/contracts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -318,23 +318,29 @@ describe('projection runner', () => {
   });
 
   it("decodes a record once for the runners of a process, and no projection can change another runner's event", async () => {
-    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 5 }) }]);
+    const seen: DomainEvent[] = [];
     // A projection that changes the event it was given, before counting it.
     const meddler: Projection = {
       ...tally(),
       apply: async (event, envelope, record, unit) => {
+        seen.push(event);
         (event.data as { n: number }).n = 99;
         await tally().apply(event, envelope, record, unit);
       },
     };
+    const counter: Projection = { ...tally(), apply: async (event, envelope, record, unit) => void (seen.push(event), await tally().apply(event, envelope, record, unit)) };
     const first = await startProjections({ group: 'tally-meddler', log, store: openStore(), catalogs: [catalog], projections: [meddler] });
-    await first.caughtUp();
+    const store = openStore();
+    const second = await startProjections({ group: 'tally-after', log, store, catalogs: [catalog], projections: [counter] });
+    await log.append('tallies', [{ key: 'tally-1', value: envelope({ n: 5 }) }]);
+    expect(await first.catchUp(['tallies'])).toBe(true);
+    expect(await second.catchUp(['tallies'])).toBe(true);
     const [refused] = await first.deadLetters();
     expect(refused?.reason).toMatch(/read.only/);
-    const store = openStore();
-    const second = await startProjections({ group: 'tally-after', log, store, catalogs: [catalog], projections: [tally()] });
-    await second.caughtUp();
     expect(await sumOf(store)).toBe(5);
+    // Both runners were handed the one event decoded (three attempts of the first, one of the second).
+    expect(seen).toHaveLength(4);
+    expect(new Set(seen).size).toBe(1);
     await first.stop();
     await second.stop();
   });

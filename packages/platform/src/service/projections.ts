@@ -178,10 +178,12 @@ function decode(catalog: AnyCatalog, value: string): Decoded {
   return { event: catalog.parse(envelope), envelope };
 }
 
-/** Records decoded lately, per catalog, by offset, with their text (offsets repeat across partitions and logs). */
-const decodedRecords = new WeakMap<AnyCatalog, Map<number, { value: string; decoded: Decoded }>>();
-/** Enough for the batches every runner of a process applies at about the same time. */
-const DECODED_KEPT = 4096;
+/** Records decoded lately, per catalog, by offset, with their text (offsets repeat across partitions and logs), and the bytes of text kept. */
+const decodedRecords = new WeakMap<AnyCatalog, { bytes: number; records: Map<number, { value: string; decoded: Decoded }> }>();
+/** Text kept per catalog: the batches every runner of a process applies at about the same time (a forecast's is 600 bytes). */
+const DECODED_BYTES = 4 * 1024 * 1024;
+/** Runners running in this process: with one (a service of its own, in the cluster) nothing is kept to share. */
+let runnersRunning = 0;
 
 /**
  * `decode`, once for every runner of the process: in the embedded profile each service runs its
@@ -191,14 +193,24 @@ const DECODED_KEPT = 4096;
  * frozen: a projection that changed one would change it for the next runner (it throws instead).
  */
 function decodedLately(catalog: AnyCatalog, record: LogRecord): Decoded {
+  if (runnersRunning < 2) return deepFreeze(decode(catalog, record.value));
   let kept = decodedRecords.get(catalog);
-  if (!kept) decodedRecords.set(catalog, (kept = new Map()));
-  const known = kept.get(record.offset);
+  if (!kept) decodedRecords.set(catalog, (kept = { bytes: 0, records: new Map() }));
+  const known = kept.records.get(record.offset);
   if (known?.value === record.value) return known.decoded;
   const decoded = deepFreeze(decode(catalog, record.value));
-  // Maps iterate in insertion order: the oldest goes.
-  if (!known && kept.size >= DECODED_KEPT) kept.delete(kept.keys().next().value!);
-  kept.set(record.offset, { value: record.value, decoded });
+  if (known) {
+    kept.records.delete(record.offset);
+    kept.bytes -= known.value.length;
+  }
+  kept.records.set(record.offset, { value: record.value, decoded });
+  kept.bytes += record.value.length;
+  // Maps iterate in insertion order: the oldest go.
+  for (const [offset, { value }] of kept.records) {
+    if (kept.bytes <= DECODED_BYTES) break;
+    kept.records.delete(offset);
+    kept.bytes -= value.length;
+  }
   return decoded;
 }
 
@@ -570,6 +582,8 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   const letters = store.collection(DEAD_LETTERS);
   /** Settles once the replay under way (if any) is done. */
   let replaying: Promise<void> = Promise.resolve();
+  runnersRunning++;
+  let stopped = false;
   return {
     group,
     waitFor,
@@ -645,6 +659,8 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     pause,
     resume,
     async stop() {
+      if (!stopped) runnersRunning--;
+      stopped = true;
       options.copies?.withdraw();
       progress.done();
       resume();
