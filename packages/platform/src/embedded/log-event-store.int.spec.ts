@@ -93,6 +93,17 @@ describe('log event store on the file log', () => {
     await store.close();
   });
 
+  it('refuses reads and appends once closed, those of streams it holds in memory too', async () => {
+    dir = await tempDir();
+    log = await createFileEventLog({ dir });
+    const store = await createLogEventStore({ log, topic: TOPIC });
+    await store.appendToStream('castie-1', [event('castie-1', 1)], { expectedVersion: 'no_stream' });
+    expect((await store.readStream('castie-1')).version).toBe(1);
+    await store.close();
+    for (const read of [() => store.readStream('castie-1'), () => store.readStream('castie-1', { afterVersion: 1 }), () => store.readStream('castie-2')]) await expect(read()).rejects.toThrow(/closed/);
+    await expect(store.appendToStream('castie-1', [event('castie-1', 2)], { expectedVersion: 1 })).rejects.toThrow(/closed/);
+  });
+
   it('replays a topic larger than one batch into the same streams', async () => {
     dir = await tempDir();
     log = await createFileEventLog({ dir });

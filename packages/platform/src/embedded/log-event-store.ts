@@ -230,6 +230,8 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
     topic,
 
     async readStream(streamId, { afterVersion = 0 } = {}) {
+      // Closed, it would still answer from memory what it kept, and fail on what it did not.
+      if (closed) throw new Error(`event store on ${topic} is closed`);
       const known = recent.get(streamId);
       if (known) return { version: known.events.length, events: known.events.slice(afterVersion) };
       if (afterVersion > 0 && currentVersion(streamId) === afterVersion) return { version: afterVersion, events: [] };
