@@ -28,10 +28,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type Socket } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HUB, sideBySide, sizesFrom } from './support/data-set.ts';
-import { cpuMsOf, freePort, load, type Load } from './support/processes.ts';
+import { compiledScript, cpuMsOf, freePort, load, type Load } from './support/processes.ts';
 import { benchArgs, printTable } from './support/cli.ts';
 import { testRedis } from '../packages/platform/src/testing/servers/redis.ts';
 
@@ -104,7 +104,7 @@ interface Figures {
 async function measure(label: string, root: string, dir: string): Promise<Figures> {
   const ports: Record<Side, number> = { gateway: await freePort(), withoutCredentials: await freePort(), front: await freePort() };
   say(`${label}: starting`);
-  const child = spawn(process.execPath, ['--import', join(here, 'bench/support/compiled-sources.mjs'), join(here, 'bench/support/gateway-front.ts'), root, dir, String(ports.gateway), String(ports.front), String(ports.withoutCredentials), HUB.handle, HUB.password], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) } });
+  const child = spawn(process.execPath, [...compiledScript('gateway-front.ts'), root, dir, String(ports.gateway), String(ports.front), String(ports.withoutCredentials), HUB.handle, HUB.password], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) } });
   const exited = once(child, 'exit');
   const withoutCredentials = await new Promise<boolean>((ready, failed) => {
     let buffered = '';

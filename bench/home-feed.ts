@@ -8,10 +8,10 @@
 //
 // npm run bench -- home-feed [--compare <checkout>] [--seconds 5] [--users 10000 ...]
 import { execFileSync } from 'node:child_process';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HUB, sideBySide, sizesFrom } from './support/data-set.ts';
-import { load, startBareFastify, startCastie, type Load } from './support/processes.ts';
+import { compiledScript, load, startBareFastify, startCastie, type Load } from './support/processes.ts';
 import { benchArgs, printTable } from './support/cli.ts';
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -62,7 +62,7 @@ async function measure(label: string, root: string, dir: string): Promise<Figure
     await server.stop();
   }
   say(`${label}: home following in the casties service`);
-  const out = execFileSync(process.execPath, ['--import', join(here, 'bench/support/compiled-sources.mjs'), join(here, 'bench/support/in-service.ts'), root, dir, HUB.handle, HUB.password, '1000'], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 20 });
+  const out = execFileSync(process.execPath, [...compiledScript('in-service.ts'), root, dir, HUB.handle, HUB.password, '1000'], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 20 });
   const inService = JSON.parse(out.trim().split('\n').at(-1)!) as Figures['inService'];
   return { label, pages, inService };
 }

@@ -13,6 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HUB as HUB_USER, readyCopy, sizesFrom } from './support/data-set.ts';
 import { benchArgs } from './support/cli.ts';
+import { compiledScript } from './support/processes.ts';
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { flag, has, compare } = benchArgs();
@@ -37,7 +38,7 @@ const runs: Figures[] = [];
 try {
   const measure = (label: string, root: string): Figures => {
     say(`${label}: start, then ${requests} requests of each kind in the casties service`);
-    const out = execFileSync(process.execPath, ['--import', join(here, 'bench/support/compiled-sources.mjs'), join(here, 'bench/support/leaderboard-in-service.ts'), root, dir, HUB, PASSWORD, requests], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] });
+    const out = execFileSync(process.execPath, [...compiledScript('leaderboard-in-service.ts'), root, dir, HUB, PASSWORD, requests], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] });
     return { label, ...(JSON.parse(out.trim().split('\n').at(-1)!) as Omit<Figures, 'label'>) };
   };
   if (compare) runs.push(measure(`before (${compare})`, compare));

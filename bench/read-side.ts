@@ -18,7 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createFileEventLog } from '../packages/platform/src/embedded/file-event-log.ts';
 import { freshCopy, HUB, seededLog, sizesFrom } from './support/data-set.ts';
-import { load, memoryOf, startBareFastify, startCastie, type Load } from './support/processes.ts';
+import { compiledScript, load, memoryOf, startBareFastify, startCastie, type Load } from './support/processes.ts';
 import { benchArgs, printTable } from './support/cli.ts';
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -78,7 +78,7 @@ async function measure(label: string, root: string): Promise<Figures> {
     await second.stop();
 
     say(`${label}: in the service`);
-    const out = execFileSync(process.execPath, ['--import', join(here, 'bench/support/compiled-sources.mjs'), join(here, 'bench/support/in-service.ts'), root, dir, HUB.handle, HUB.password, '500'], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 20 });
+    const out = execFileSync(process.execPath, [...compiledScript('in-service.ts'), root, dir, HUB.handle, HUB.password, '500'], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 20 });
     const inService = JSON.parse(out.trim().split('\n').at(-1)!) as Figures['inService'];
     return {
       label,

@@ -8,6 +8,13 @@ import { tmpdir } from 'node:os';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Node's arguments that run a script of bench/support with the sources compiled as the build
+ * compiles them (compiled-sources.mjs): the in-process timings measure the code `npm start` runs.
+ */
+export const compiledScript = (script: string): string[] => ['--import', fileURLToPath(new URL('./compiled-sources.mjs', import.meta.url)), fileURLToPath(new URL(`./${script}`, import.meta.url))];
 
 /** The checkout's built server (`npm run build`, which `npm start` runs first), built now if stale; null when it has no build. */
 function builtEntry(root: string): string[] | null {

@@ -321,7 +321,8 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   }
   const checkpointId = (projection: string, key: string) => `${projection}|${key}`;
   /** The group's pending dead letters (few): one whose record a batch delivered again applies is settled (settleLetter). */
-  const pendingLetters = new Set((await store.collection(DEAD_LETTERS).find({ group, status: 'pending' })).map((l) => l._id));
+  const letters = store.collection(DEAD_LETTERS);
+  const pendingLetters = new Set((await letters.find({ group, status: 'pending' })).map((l) => l._id));
 
   /** `projection` null: the record broke its contract (no projection saw it). Recorded in the batch's unit of work. */
   async function deadLetter(unit: UnitOfWork, record: LogRecord, reason: string, projection: string | null = null): Promise<void> {
@@ -340,13 +341,13 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
    */
   async function settleLetter(unit: UnitOfWork, record: LogRecord, appliedBy: readonly Projection[]): Promise<void> {
     const id = deadLetterId(record);
-    const letters = unit.collection(DEAD_LETTERS);
-    const letter = await letters.findOne({ _id: id });
+    const lettersInUnit = unit.collection(DEAD_LETTERS);
+    const letter = await lettersInUnit.findOne({ _id: id });
     const named = letter?.projections ? letter.projections.split(',') : projections.filter((p) => p.topics.includes(record.topic)).map((p) => p.name);
     if (letter?.status === 'pending' && !named.every((name) => appliedBy.some((p) => p.name === name))) return;
     pendingLetters.delete(id);
     if (letter?.status !== 'pending') return;
-    await letters.updateOne({ _id: id }, { $set: { status: 'replayed', replayedAt: new Date().toISOString() } });
+    await lettersInUnit.updateOne({ _id: id }, { $set: { status: 'replayed', replayedAt: new Date().toISOString() } });
     logger?.info({ group, id, projections: named }, 'a dead letter was applied when its batch was delivered again: marked replayed');
   }
 
@@ -579,7 +580,6 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   let deriving: Promise<void> | null = null;
 
   const waitFor = (positions: readonly LogPosition[], timeoutMs = DEFAULT_TIMEOUT_MS) => subscription.waitFor(positions, timeoutMs);
-  const letters = store.collection(DEAD_LETTERS);
   /** Settles once the replay under way (if any) is done. */
   let replaying: Promise<void> = Promise.resolve();
   runnersRunning++;
