@@ -104,6 +104,36 @@ describe('log event store on the file log', () => {
     await expect(store.appendToStream('castie-1', [event('castie-1', 2)], { expectedVersion: 1 })).rejects.toThrow(/closed/);
   });
 
+  it('closing while appends to one stream wait behind each other: the one in flight lands, the waiting one is refused, nothing fails later', async () => {
+    dir = await tempDir();
+    log = await createFileEventLog({ dir });
+    const store = await createLogEventStore({ log, topic: TOPIC, backgroundCheckpoints: false });
+    await store.appendToStream('castie-1', [event('castie-1', 1)], { expectedVersion: 'no_stream' });
+    const uncaught: unknown[] = [];
+    const record = (error: unknown) => void uncaught.push(error);
+    process.on('uncaughtException', record);
+    try {
+      const inFlight = store.appendToStream('castie-1', [event('castie-1', 2)], { expectedVersion: 1 });
+      const waiting = store.appendToStream('castie-1', [event('castie-1', 3)], { expectedVersion: 'any' });
+      const [landed, refused, closed] = await Promise.allSettled([inFlight, waiting, store.close()]);
+      // The index's rows of the appends are written on a later turn: give it that turn.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(landed).toMatchObject({ status: 'fulfilled', value: { version: 2 } });
+      expect(refused.status).toBe('rejected');
+      expect(String((refused as PromiseRejectedResult).reason)).toMatch(/closed/);
+      expect(closed.status).toBe('fulfilled');
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', record);
+    }
+    // What was acknowledged is there when the log is opened again, and only that.
+    await log.close();
+    log = await createFileEventLog({ dir });
+    const reopened = await createLogEventStore({ log, topic: TOPIC, backgroundCheckpoints: false });
+    expect((await reopened.readStream('castie-1')).events.map((e) => e.data)).toEqual([1, 2]);
+    await reopened.close();
+  });
+
   it('replays a topic larger than one batch into the same streams', async () => {
     dir = await tempDir();
     log = await createFileEventLog({ dir });

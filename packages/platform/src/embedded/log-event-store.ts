@@ -261,6 +261,8 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
         return envelope;
       });
       for (let busy = inFlight.get(streamId); busy; busy = inFlight.get(streamId)) await busy;
+      // Closed while it waited behind an append to its stream: close waits only for those in flight.
+      if (closed) throw new Error(`event store on ${topic} is closed`);
 
       // From here to the append call nothing awaits: the check and the reservation are atomic.
       const current = currentVersion(streamId);
@@ -304,7 +306,8 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
 
     async close() {
       closed = true;
-      await Promise.all(inFlight.values());
+      // Appends queued behind these are refused once they wake (see appendToStream); none starts after.
+      while (inFlight.size > 0) await Promise.all(inFlight.values());
       flush();
       await stopCheckpoints();
       db.close();
