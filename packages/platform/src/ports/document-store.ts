@@ -268,13 +268,22 @@ export interface Collections {
 export interface UnitOfWork extends Collections {
   /** True when the unit's writes commit together or not at all. */
   readonly atomic: boolean;
+  /**
+   * Runs `fn` as one attempt inside the unit. On an atomic unit, should `fn` throw, every write it
+   * made through the unit is undone before the error passes on: the unit goes on as it was before
+   * the attempt (a projection that failed partway through an event, then tried again or
+   * dead-lettered, leaves nothing of that event behind). Attempts do not nest. Where each write
+   * stands alone (MongoDB) the writes made stand, and projections are idempotent per document
+   * instead (`updateOnce`).
+   */
+  attempt<R>(fn: () => Promise<R>): Promise<R>;
 }
 
 /**
  * A unit whose every write stands alone, through these collections: what a MongoDB unit is, and
  * how a test applies projections outside any transaction (their `updateOnce` guards then count).
  */
-export const eachWriteAlone = (collections: Collections): UnitOfWork => ({ atomic: false, collection: (spec) => collections.collection(spec) });
+export const eachWriteAlone = (collections: Collections): UnitOfWork => ({ atomic: false, collection: (spec) => collections.collection(spec), attempt: (fn) => fn() });
 
 export interface DocumentStore extends Collections {
   /**

@@ -62,6 +62,24 @@ function tally(options: { failOn?: number; name?: string; version?: number; coll
     },
   };
 }
+/**
+ * Counts `n` (as tally does), then, for `failOn`, fails: after its write, and after a find that
+ * wrote the unit's documents to the file. Tried again and again, dead-lettered in the end, it must
+ * have counted nothing.
+ */
+function countsThenFails(failOn: number): Projection {
+  return {
+    ...tally(),
+    apply: async (event, _envelope, _record, unit) => {
+      const { n } = event.data as { n: number };
+      const sums = unit.collection(SUMS);
+      await sums.updateOne({ _id: 'sum' }, { $inc: { total: n, events: 1 } }, { upsert: true });
+      if (n !== failOn) return;
+      await sums.find({ events: { $gt: 0 } });
+      throw new Error(`cannot count ${n} after all`);
+    },
+  };
+}
 const sumOf = async (store: DocumentStore, spec = SUMS) => (await store.collection(spec).findOne({ _id: 'sum' }))?.total;
 
 async function deadLetters(group: string): Promise<{ reason: string; offset: number }[]> {
@@ -189,6 +207,16 @@ describe('projection runner', () => {
     const dead = await deadLetters('tally-fail');
     expect(dead).toHaveLength(1);
     expect(dead[0]!.reason).toBe('tally: cannot count 13');
+    await runner.stop();
+  });
+
+  it('an event its projection failed on after writing leaves none of those writes, however often it was tried (SQLite)', async () => {
+    await log.append('tallies', [1, 13, 2].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
+    const store = openStore();
+    const runner = await startProjections({ group: 'tally-partway', log, store, catalogs: [catalog], projections: [countsThenFails(13)] });
+    await runner.caughtUp();
+    expect(await store.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 3, events: 2 });
+    expect((await deadLetters('tally-partway')).map((d) => d.reason)).toEqual(['tally: cannot count 13 after all']);
     await runner.stop();
   });
 
@@ -570,6 +598,17 @@ describe('projection runner', () => {
       expect(await runner.waitFor([{ topic: 'tallies', partition: 0, offset: EVENTS }])).toBe(true);
       expect(defers).toEqual([true, true, false, false]);
       expect(await sumOf(store)).toBe(expected.total + 1);
+      await runner.stop();
+    });
+
+    it('an event its projection failed on partway, in a deferred batch, leaves none of its writes among the others held', async () => {
+      await appendMany();
+      const { store, defers } = recording(openStore());
+      const runner = await startProjections({ group: 'tally-partway-deferred', log, store, catalogs: [catalog], projections: [countsThenFails(12_345)] });
+      await runner.caughtUp();
+      expect(defers).toEqual([true, true, false]);
+      expect(await store.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: expected.total - 12_345, events: EVENTS - 1 });
+      expect((await deadLetters('tally-partway-deferred')).map((d) => d.offset)).toEqual([12_345]);
       await runner.stop();
     });
 

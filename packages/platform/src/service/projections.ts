@@ -362,11 +362,15 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     }
   }
 
-  /** False when the projection failed on it `attempts` times: then it is dead-lettered. */
+  /**
+   * False when the projection failed on it `attempts` times: then it is dead-lettered. Each try is
+   * an attempt of the unit: on SQLite a try that failed after some of its writes leaves none of
+   * them (they would have counted once per try, and again when the letter is replayed).
+   */
   async function applyOne(unit: UnitOfWork, projection: Projection, event: DomainEvent, envelope: EventEnvelope, record: LogRecord): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await projection.apply(event, envelope, record, unit);
+        await unit.attempt(() => projection.apply(event, envelope, record, unit));
         return true;
       } catch (error) {
         if (attempt < attempts) continue;
@@ -378,8 +382,9 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
 
   async function endBatch(unit: UnitOfWork, projection: Projection, last: LogRecord): Promise<void> {
     if (!projection.endBatch) return;
+    const { endBatch } = projection;
     try {
-      await projection.endBatch(unit);
+      await unit.attempt(() => endBatch(unit));
     } catch (error) {
       await deadLetter(unit, last, `${projection.name} (end of batch): ${(error as Error).message}`, projection.name);
     }

@@ -190,7 +190,7 @@ export function applyUpdate(doc: JsonObject, update: Operators, inserting: boole
  * back to its length. Copying the fields named (a Castie's write-in texts, a person's frodads)
  * was a tenth of a rebuild's Castie views.
  */
-export function applyUpdateOrNothing(doc: JsonObject, update: Operators, inserting: boolean, check: (doc: JsonObject) => void): boolean {
+export function applyUpdateOrNothing(doc: JsonObject, update: Operators, inserting: boolean, check: (doc: JsonObject) => void, kept?: Undo[]): boolean {
   const undo: Undo[] = [];
   for (const op in update) {
     // What applyUpdate leaves alone needs no undo ($setOnInsert of a document that exists).
@@ -202,19 +202,29 @@ export function applyUpdateOrNothing(doc: JsonObject, update: Operators, inserti
   try {
     const changed = applyUpdate(doc, update, inserting);
     if (changed) check(doc);
+    // Kept for the caller, who may put the document back later (see undoUpdates).
+    if (kept) for (const u of undo) kept.push(u);
     return changed;
   } catch (error) {
-    for (let i = undo.length - 1; i >= 0; i--) {
-      const { container, key, before, length, order } = undo[i]!;
-      if (before === MISSING) delete container[key];
-      else {
-        container[key] = before;
-        if (length >= 0) (before as unknown[]).length = length;
-        // A key $unset deleted comes back last: the keys after it move behind it again, as they were (documents compare in key order).
-        if (order) for (const later of order.slice(order.indexOf(key) + 1)) if (Object.hasOwn(container, later)) moveLast(container, later);
-      }
-    }
+    undoUpdates(undo);
     throw error;
+  }
+}
+
+/**
+ * Puts documents back as they were before the updates whose undo `undo` holds, in the order they
+ * were applied (see applyUpdateOrNothing's `kept`): the last first.
+ */
+export function undoUpdates(undo: readonly Undo[]): void {
+  for (let i = undo.length - 1; i >= 0; i--) {
+    const { container, key, before, length, order } = undo[i]!;
+    if (before === MISSING) delete container[key];
+    else {
+      container[key] = before;
+      if (length >= 0) (before as unknown[]).length = length;
+      // A key $unset deleted comes back last: the keys after it move behind it again, as they were (documents compare in key order).
+      if (order) for (const later of order.slice(order.indexOf(key) + 1)) if (Object.hasOwn(container, later)) moveLast(container, later);
+    }
   }
 }
 
@@ -222,7 +232,7 @@ export function applyUpdateOrNothing(doc: JsonObject, update: Operators, inserti
  * Where a path's value was, and what it was (MISSING: the key was not there; `length`: of an array
  * appended to, else -1; `order`: the container's keys, when $unset may delete the key).
  */
-interface Undo {
+export interface Undo {
   container: Record<string, unknown>;
   key: string;
   before: unknown;

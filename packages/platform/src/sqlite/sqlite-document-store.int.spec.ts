@@ -72,6 +72,87 @@ describe('sqlite document store', () => {
     expect(await c.findOne({ _id: view(2)._id })).toBeNull();
   });
 
+  describe('an attempt inside a unit (a projection tried on one event)', () => {
+    interface Note extends Doc {
+      text: string;
+    }
+    const notes = collectionSpec<Note>({ name: 'attempt_notes' });
+    /** The unit's writes before the attempt: one committed document changed, one new, neither written to the file yet. */
+    const before = async (c: Collection<View>) => {
+      await c.updateOne({ _id: view(1)._id }, { $inc: { forecasts: 1 }, $push: { terms: 'early' } });
+      await c.insertOne(view(2));
+    };
+    /**
+     * Every kind of write, in place and whole, then a find that writes the table to the file (a
+     * savepoint's work), then a collection set up (its table made inside that savepoint), then a failure.
+     */
+    const failing = async (c: Collection<View>, other: () => Collection<Note>) => {
+      await c.updateOne({ _id: view(1)._id }, { $inc: { forecasts: 10 }, $push: { terms: 'late' }, $set: { question: 'changed' }, $unset: { groupSlug: '' } });
+      await c.updateOne({ _id: view(2)._id }, { $set: { activityAt: '2030-01-01T00:00:00.000Z' } });
+      await c.replaceOne({ _id: view(3)._id }, { ...view(3), question: 'replaced' });
+      await c.deleteOne({ _id: view(4)._id });
+      await c.insertOne(view(5));
+      expect(await c.countDocuments({ question: { $in: ['changed', 'replaced'] } })).toBe(2);
+      await other().insertOne({ _id: 'n1', text: 'a collection first written here' });
+      throw new Error('the projection failed after its writes');
+    };
+    /** The unit's own view right after the failed attempt: as before it. */
+    const asBefore = async (c: Collection<View>) => {
+      expect(await c.findOne({ _id: view(1)._id })).toMatchObject({ forecasts: 1, groupSlug: view(1).groupSlug, question: view(1).question });
+      expect(await c.findOne({ _id: view(2)._id })).toEqual(view(2));
+      expect(await c.findOne({ _id: view(3)._id })).toEqual(view(3));
+      expect(await c.findOne({ _id: view(4)._id })).toEqual(view(4));
+      expect(await c.findOne({ _id: view(5)._id })).toBeNull();
+      expect(await c.countDocuments({ question: { $in: ['changed', 'replaced'] } })).toBe(0);
+    };
+    const expected = async (store: SqliteDocumentStore) => {
+      const c = store.collection(views);
+      expect(await c.findOne({ _id: view(1)._id })).toEqual({ ...view(1), forecasts: 1, terms: [...view(1).terms, 'early'] });
+      expect(await c.findOne({ _id: view(2)._id })).toEqual(view(2));
+      expect(await c.findOne({ _id: view(3)._id })).toEqual(view(3));
+      expect(await c.findOne({ _id: view(4)._id })).toEqual(view(4));
+      expect(await c.findOne({ _id: view(5)._id })).toBeNull();
+      expect(await c.countDocuments({ terms: 'late' })).toBe(0);
+      expect(await c.countDocuments({ terms: 'early' })).toBe(1);
+      expect(await store.collection(notes).countDocuments()).toBe(0);
+    };
+
+    it('that fails leaves none of its writes, the unit goes on and commits the rest', async () => {
+      const store = open();
+      for (const i of [1, 3, 4]) await store.collection(views).insertOne(view(i));
+      await store.transaction(async (unit) => {
+        const c = unit.collection(views);
+        await before(c);
+        await expect(unit.attempt(() => failing(c, () => unit.collection(notes)))).rejects.toThrow(/failed after its writes/);
+        await asBefore(c);
+        // The unit's own writes after it count, to the collection the attempt set up too.
+        await unit.collection(notes).insertOne({ _id: 'n2', text: 'written after the attempt' });
+      });
+      expect(await store.collection(notes).findOne({ _id: 'n2' })).toMatchObject({ text: 'written after the attempt' });
+      await store.collection(notes).deleteOne({ _id: 'n2' });
+      await expected(store);
+      // A later attempt that succeeds keeps its writes.
+      await store.transaction(async (unit) => {
+        await unit.attempt(async () => void (await unit.collection(views).updateOne({ _id: view(3)._id }, { $set: { question: 'kept' } })));
+        await expect(unit.attempt(() => unit.attempt(async () => undefined))).rejects.toThrow(/do not nest/);
+      });
+      expect(await store.collection(views).findOne({ _id: view(3)._id })).toMatchObject({ question: 'kept' });
+    });
+
+    it('that fails in a deferred unit (a rebuild) leaves none of its writes either', async () => {
+      const store = open();
+      for (const i of [1, 3, 4]) await store.collection(views).insertOne(view(i));
+      await store.beginBulkLoad([views.name]);
+      await store.transaction(async (unit) => before(unit.collection(views)), { defer: true });
+      await store.transaction(async (unit) => {
+        await expect(unit.attempt(() => failing(unit.collection(views), () => unit.collection(notes)))).rejects.toThrow(/failed after its writes/);
+        await asBefore(unit.collection(views));
+      }, { defer: true });
+      await store.endBulkLoad();
+      await expected(store);
+    });
+  });
+
   it("reads outside a unit see each commit at once, and never an open unit's writes, even flushed to the file", async () => {
     const store = open();
     const c = store.collection(views);

@@ -17,7 +17,7 @@ import type { DocumentsMatching } from '../service/projections.ts';
 import { backgroundCheckpoints } from './background-checkpoints.ts';
 import { DocumentCache } from './document-cache.ts';
 import { IdFilter } from './id-filter.ts';
-import { applyUpdate, applyUpdateOrNothing, cloneJson, getPath, isOperatorObject, matches, regexFor, seedFromFilter, type JsonObject } from './json-documents.ts';
+import { applyUpdate, applyUpdateOrNothing, cloneJson, getPath, isOperatorObject, matches, regexFor, seedFromFilter, undoUpdates, type JsonObject, type Undo } from './json-documents.ts';
 import { compileFilter, compileSort, fieldExpr, jsonPath, quoteIdent, sqlValue, type Membership, type TableShape } from './sql-filter.ts';
 
 export interface SqliteDocumentStoreOptions {
@@ -460,6 +460,26 @@ interface Entry {
    * cache may keep it (see `committedUnit`).
    */
   updatedChars?: number;
+  /** The last attempt that changed it (Attempt.id): its state before that attempt is kept once. */
+  attempt?: number;
+}
+
+/**
+ * An attempt in progress inside a unit (UnitOfWork.attempt): what to put back should it fail. The
+ * documents it updates in place come back through the updates' undo (nothing is copied), the
+ * entries it changed get their fields back, and rows it wrote to the database (a query flushed a
+ * table) are rolled back to a savepoint, opened only then: most attempts write nothing there.
+ */
+interface Attempt {
+  readonly id: number;
+  /** Entries as they were before the attempt first changed them, in that order. */
+  readonly before: { entry: Entry; doc: JsonObject | null; stored: Stored | null; dirty: boolean; updatedChars: number | undefined }[];
+  /** The undo of its updates made in place, in the order they were made. */
+  readonly undo: Undo[];
+  /** Set once its savepoint is open. */
+  savepoint: boolean;
+  /** Opens its savepoint, before its first write to the database. */
+  readonly openSavepoint: () => void;
 }
 
 /**
@@ -477,6 +497,16 @@ class Unit {
   readonly written = new Map<Table, Set<string>>();
   /** Documents it read or wrote (its entries). */
   size = 0;
+  /** The attempt in progress, if any (see UnitOfWork.attempt). */
+  attempt: Attempt | null = null;
+
+  /** Call before an entry changes: keeps, once per attempt, what it was. */
+  touch(entry: Entry): void {
+    const attempt = this.attempt;
+    if (attempt === null || entry.attempt === attempt.id) return;
+    entry.attempt = attempt.id;
+    attempt.before.push({ entry, doc: entry.doc, stored: entry.stored, dirty: entry.dirty, updatedChars: entry.updatedChars });
+  }
 
   of(table: Table): Map<string, Entry> {
     let map = this.entries.get(table);
@@ -529,6 +559,11 @@ class Unit {
   }
 
   private write(table: Table, written: Set<string>, id: string, entry: Entry): void {
+    const attempt = this.attempt;
+    if (attempt) {
+      if (!attempt.savepoint) attempt.openSavepoint();
+      this.touch(entry);
+    }
     written.add(id);
     if (entry.doc === null) {
       if (entry.stored) table.delete(id, entry.stored);
@@ -1072,15 +1107,77 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     if (entry.doc) throw new DuplicateKeyError(t.name, '_id_');
     const doc = make(id);
     t.check(doc);
+    unit.touch(entry);
     entry.doc = doc;
     entry.dirty = true;
     return id;
+  }
+
+  /** Attempts made so far: each marks the entries it changes with its number. */
+  let attempts = 0;
+
+  /** UnitOfWork.attempt: `fn` inside the scope's unit, all or nothing. */
+  async function attemptIn<R>(scope: Scope, fn: () => Promise<R>): Promise<R> {
+    const unit = live(scope);
+    if (!unit) throw new Error('an attempt after its unit of work ended: await every write inside the unit');
+    if (unit.attempt) throw new Error('attempts inside a unit of work do not nest');
+    const setUpBefore = new Set(setUpInTransaction);
+    const attempt: Attempt = {
+      id: ++attempts,
+      before: [],
+      undo: [],
+      savepoint: false,
+      openSavepoint: () => {
+        writer.db.exec('SAVEPOINT castie_attempt');
+        attempt.savepoint = true;
+      },
+    };
+    unit.attempt = attempt;
+    try {
+      const result = await fn();
+      if (attempt.savepoint && writer.db.inTransaction) writer.db.exec('RELEASE castie_attempt');
+      return result;
+    } catch (error) {
+      putBack(attempt, setUpBefore);
+      throw error;
+    } finally {
+      unit.attempt = null;
+    }
+  }
+
+  /** Undoes a failed attempt: its documents, its entries, then its rows (see Attempt). */
+  function putBack(attempt: Attempt, setUpBefore: ReadonlySet<string>): void {
+    undoUpdates(attempt.undo);
+    for (let i = attempt.before.length - 1; i >= 0; i--) {
+      const { entry, doc, stored, dirty, updatedChars } = attempt.before[i]!;
+      entry.doc = doc;
+      entry.stored = stored;
+      entry.dirty = dirty;
+      entry.updatedChars = updatedChars;
+    }
+    if (!attempt.savepoint || !writer.db.inTransaction) return;
+    try {
+      writer.db.exec('ROLLBACK TO castie_attempt');
+      writer.db.exec('RELEASE castie_attempt');
+    } catch (error) {
+      // The unit cannot be put back as it was: it must not commit at all. Rolled back whole, it
+      // fails when its function returns (or at its next write), as when SQLite rolls it back itself.
+      writer.db.exec('ROLLBACK');
+      throw error;
+    }
+    // The tables it set up: their DDL may have been undone with it; set up again when next used.
+    for (const name of setUpInTransaction) {
+      if (setUpBefore.has(name)) continue;
+      tables.delete(name);
+      setUpInTransaction.delete(name);
+    }
   }
 
   /** What `transaction` hands its function: the collections of its scope, each made once. */
   function unitOfWork(scope: Scope): UnitOfWork {
     return {
       atomic: true,
+      attempt: (fn) => attemptIn(scope, fn),
       collection<T extends Doc>(spec: CollectionSpec<T>): Collection<T> {
         const base = spec as unknown as CollectionSpec<Doc>;
         let found = scope.collections.get(base);
@@ -1157,6 +1254,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
           tb.check(copy);
           const entry = load(unit, tb, doc._id);
           if (entry.doc) throw new DuplicateKeyError(tb.name, '_id_');
+          unit.touch(entry);
           entry.doc = copy;
           entry.dirty = true;
         });
@@ -1174,6 +1272,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
             const entry = load(unit, tb, id);
             const changed = JSON.stringify(entry.doc) !== JSON.stringify(copy);
             if (changed) {
+              unit.touch(entry);
               entry.doc = copy;
               entry.dirty = true;
             }
@@ -1211,7 +1310,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       const entry = load(unit, t, id);
       // All or nothing: an update that fails partway leaves the unit's document as it was, so the
       // unit never writes (nor the cache keeps) part of an update whose event was dead-lettered.
-      if (applyUpdateOrNothing(entry.doc!, update, false, (doc) => t.check(doc))) {
+      unit.touch(entry);
+      if (applyUpdateOrNothing(entry.doc!, update, false, (doc) => t.check(doc), unit.attempt?.undo)) {
         entry.dirty = true;
         modified++;
       }
@@ -1229,6 +1329,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     const ids = matchingIds(unit, t, filter, limit);
     for (const id of ids) {
       const entry = load(unit, t, id);
+      unit.touch(entry);
       entry.doc = null;
       entry.dirty = true;
     }

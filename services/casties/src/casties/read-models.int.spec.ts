@@ -75,6 +75,7 @@ const deliveries =
 /** Each write alone (as on MongoDB), where the process dies at the first update of `collection`. */
 const stopsAt = (store: DocumentStore, collection: string): UnitOfWork => ({
   atomic: false,
+  attempt: (fn) => fn(),
   collection: (spec) => {
     const found = store.collection(spec);
     return spec.name === collection ? { ...found, updateOne: () => Promise.reject(new Error('killed')) } : found;
