@@ -460,8 +460,8 @@ interface Entry {
    * cache may keep it (see `committedUnit`).
    */
   updatedChars?: number;
-  /** The last attempt that changed it (Attempt.id): its state before that attempt is kept once. */
-  attempt?: number;
+  /** The last attempt that changed it (Attempt.id; 0: none): its state before that attempt is kept once. */
+  attempt: number;
 }
 
 /**
@@ -471,15 +471,14 @@ interface Entry {
  * table) are rolled back to a savepoint, opened only then: most attempts write nothing there.
  */
 interface Attempt {
-  readonly id: number;
+  /** Its number, or 0 while none is in progress: a unit keeps one Attempt for all of its attempts, one after another. */
+  id: number;
   /** Entries as they were before the attempt first changed them, in that order. */
   readonly before: { entry: Entry; doc: JsonObject | null; stored: Stored | null; dirty: boolean; updatedChars: number | undefined }[];
   /** The undo of its updates made in place, in the order they were made. */
   readonly undo: Undo[];
-  /** Set once its savepoint is open. */
-  savepoint: boolean;
-  /** Opens its savepoint, before its first write to the database. */
-  readonly openSavepoint: () => void;
+  /** Once its savepoint is open: the tables set up before (a rollback to it undoes the others' DDL). */
+  setUpBefore: Set<string> | null;
 }
 
 /**
@@ -489,21 +488,27 @@ interface Attempt {
  */
 class Unit {
   readonly entries = new Map<Table, Map<string, Entry>>();
-  /** True while the unit's SQLite transaction is open (SQLite rolls it back by itself on some errors: disk full, I/O). */
-  constructor(private readonly open: () => boolean) {}
+  /**
+   * `open`: true while the unit's SQLite transaction is open (SQLite rolls it back by itself on
+   * some errors: disk full, I/O). `openSavepoint`: opens an attempt's savepoint on that connection.
+   */
+  constructor(
+    private readonly open: () => boolean,
+    private readonly openSavepoint: (attempt: Attempt) => void,
+  ) {}
   /** Committed or rolled back: a write still made through its collections is a bug (it would escape the unit). */
   ended = false;
   /** Ids written to the database, by table: they leave the document cache when the unit ends. */
   readonly written = new Map<Table, Set<string>>();
   /** Documents it read or wrote (its entries). */
   size = 0;
-  /** The attempt in progress, if any (see UnitOfWork.attempt). */
-  attempt: Attempt | null = null;
+  /** Its attempts (see UnitOfWork.attempt), one at a time: `id` is 0 between them. */
+  readonly attempt: Attempt = { id: 0, before: [], undo: [], setUpBefore: null };
 
   /** Call before an entry changes: keeps, once per attempt, what it was. */
   touch(entry: Entry): void {
     const attempt = this.attempt;
-    if (attempt === null || entry.attempt === attempt.id) return;
+    if (attempt.id === 0 || entry.attempt === attempt.id) return;
     entry.attempt = attempt.id;
     attempt.before.push({ entry, doc: entry.doc, stored: entry.stored, dirty: entry.dirty, updatedChars: entry.updatedChars });
   }
@@ -560,8 +565,8 @@ class Unit {
 
   private write(table: Table, written: Set<string>, id: string, entry: Entry): void {
     const attempt = this.attempt;
-    if (attempt) {
-      if (!attempt.savepoint) attempt.openSavepoint();
+    if (attempt.id !== 0) {
+      if (attempt.setUpBefore === null) this.openSavepoint(attempt);
       this.touch(entry);
     }
     written.add(id);
@@ -872,7 +877,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
    */
   async function ownUnit<R>(run: (unit: Unit) => R | Promise<R>): Promise<R> {
     await commitHeld();
-    const unit = new Unit(open);
+    const unit = new Unit(open, openSavepoint);
     writer.db.exec('BEGIN IMMEDIATE');
     let result: R;
     try {
@@ -963,7 +968,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       const cached = absent ? null : cache.get(t.name, id);
       const text = cached !== undefined ? undefined : t.docOf(id);
       const doc = cached ? cloneJson(cached) : text === undefined ? null : (JSON.parse(text) as JsonObject);
-      entry = { doc, stored: doc ? { columns: t.columnValues(doc), elements: t.elements(doc) } : null, dirty: false };
+      entry = { doc, stored: doc ? { columns: t.columnValues(doc), elements: t.elements(doc) } : null, dirty: false, attempt: 0 };
       map.set(id, entry);
       unit.size++;
     }
@@ -1116,37 +1121,36 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   /** Attempts made so far: each marks the entries it changes with its number. */
   let attempts = 0;
 
+  /** Opens an attempt's savepoint, before its first write to the file. */
+  function openSavepoint(attempt: Attempt): void {
+    writer.db.exec('SAVEPOINT castie_attempt');
+    attempt.setUpBefore = new Set(setUpInTransaction);
+  }
+
   /** UnitOfWork.attempt: `fn` inside the scope's unit, all or nothing. */
   async function attemptIn<R>(scope: Scope, fn: () => Promise<R>): Promise<R> {
     const unit = live(scope);
     if (!unit) throw new Error('an attempt after its unit of work ended: await every write inside the unit');
-    if (unit.attempt) throw new Error('attempts inside a unit of work do not nest');
-    const setUpBefore = new Set(setUpInTransaction);
-    const attempt: Attempt = {
-      id: ++attempts,
-      before: [],
-      undo: [],
-      savepoint: false,
-      openSavepoint: () => {
-        writer.db.exec('SAVEPOINT castie_attempt');
-        attempt.savepoint = true;
-      },
-    };
-    unit.attempt = attempt;
+    const attempt = unit.attempt;
+    if (attempt.id !== 0) throw new Error('attempts inside a unit of work do not nest');
+    attempt.id = ++attempts;
     try {
       const result = await fn();
-      if (attempt.savepoint && writer.db.inTransaction) writer.db.exec('RELEASE castie_attempt');
+      if (attempt.setUpBefore !== null && writer.db.inTransaction) writer.db.exec('RELEASE castie_attempt');
       return result;
     } catch (error) {
-      putBack(attempt, setUpBefore);
+      putBack(attempt);
       throw error;
     } finally {
-      unit.attempt = null;
+      attempt.id = 0;
+      attempt.before.length = 0;
+      attempt.undo.length = 0;
+      attempt.setUpBefore = null;
     }
   }
 
   /** Undoes a failed attempt: its documents, its entries, then its rows (see Attempt). */
-  function putBack(attempt: Attempt, setUpBefore: ReadonlySet<string>): void {
+  function putBack(attempt: Attempt): void {
     undoUpdates(attempt.undo);
     for (let i = attempt.before.length - 1; i >= 0; i--) {
       const { entry, doc, stored, dirty, updatedChars } = attempt.before[i]!;
@@ -1155,7 +1159,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       entry.dirty = dirty;
       entry.updatedChars = updatedChars;
     }
-    if (!attempt.savepoint || !writer.db.inTransaction) return;
+    const setUpBefore = attempt.setUpBefore;
+    if (setUpBefore === null || !writer.db.inTransaction) return;
     try {
       writer.db.exec('ROLLBACK TO castie_attempt');
       writer.db.exec('RELEASE castie_attempt');
@@ -1311,7 +1316,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       // All or nothing: an update that fails partway leaves the unit's document as it was, so the
       // unit never writes (nor the cache keeps) part of an update whose event was dead-lettered.
       unit.touch(entry);
-      if (applyUpdateOrNothing(entry.doc!, update, false, (doc) => t.check(doc), unit.attempt?.undo)) {
+      if (applyUpdateOrNothing(entry.doc!, update, false, (doc) => t.check(doc), unit.attempt.id !== 0 ? unit.attempt.undo : undefined)) {
         entry.dirty = true;
         modified++;
       }
@@ -1351,7 +1356,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     let unit = held;
     if (!unit) {
       writer.db.exec('BEGIN IMMEDIATE');
-      unit = held = new Unit(open);
+      unit = held = new Unit(open, openSavepoint);
     }
     const scope: Scope = { unit, ended: false, collections: new Map() };
     let result: R;
