@@ -153,6 +153,29 @@ describe('forecasting and answering', () => {
     expect(bobs?.points_earned).toBe(55);
   });
 
+  it('does not score an answer on forecasts the read model has not counted yet: 503, and the answer given again later scores them all', async () => {
+    const uuid = await fx.castie(ada, regular({ poll_type: 'Open', answer_type: 'Write-in answers', answer_option: [], question: 'Who scores last?' }));
+    await fx.post(`/api/casties/${uuid}/forecast/`, bob, { forecast_text: 'Saka' });
+    // Cy's forecast is accepted (its stream says so) while the read models stand still.
+    await fx.runner.pause();
+    try {
+      expect((await fx.post(`/api/casties/${uuid}/forecast/`, cy, { forecast_text: 'saka' })).status).toBe(200);
+      const refused = await fx.post(`/api/casties/${uuid}/answer/`, ada, { keyword: 'SAKA' });
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ error_type: 'service_unavailable', error_message: /still being counted/ });
+    } finally {
+      fx.runner.resume();
+    }
+    expect((await fx.get(`/api/casties/${uuid}/`, ada)).body.castie).toMatchObject({ answerSubmitted: false, is_answerable: true });
+    const answered = await fx.post(`/api/casties/${uuid}/answer/`, ada, { keyword: 'SAKA' });
+    expect(answered.body.castie).toMatchObject({ answerSubmitted: true, forecastsCount: 2 });
+    for (const p of [bob, cy]) {
+      const mine = Object.values((await fx.get(`/api/profile/${p.handle}/stats/`, p)).body.myForecasts as Record<string, { uuid: string; points_earned: number; is_correct: boolean }>).find((f) => f.uuid === uuid);
+      // Both right, of two: 10 + round(90 × (1 − 2/2)) = 10 points each.
+      expect(mine).toMatchObject({ is_correct: true, points_earned: 10 });
+    }
+  }, 15_000);
+
   it('hides Casties of approval-required groups from those not granted', async () => {
     const uuid = await fx.castie(ada, regular({ group_slug: 'secret', poll_type: 'Open' }));
     expect((await fx.get(`/api/casties/${uuid}/`, ada)).status).toBe(200);

@@ -1,5 +1,5 @@
 import { api, CASTIES_TOPIC, DomainError, messages, needsAnswerFilter } from '@castie/contracts';
-import { newId, route, type Caller, type Clock, type Collection, type ReadModels, type RouteOptions } from '@castie/platform';
+import { newId, route, Unavailable, type Caller, type Clock, type Collection, type ReadModels, type RouteOptions } from '@castie/platform';
 import type { GroupDirectory } from '@castie/reference';
 import type { FastifyInstance } from 'fastify';
 import { randomInt } from 'node:crypto';
@@ -113,8 +113,9 @@ export function castieRoutes(app: FastifyInstance, ctx: CastieRoutesDeps): void 
     api.casties.answer,
     async ({ caller, params, body, wrote }) => {
       const { facts } = await ctx.visible.facts(params.uuid, caller.userId);
-      // Scores need every forecast: wait until the read model holds all the topic has now.
-      await ctx.readModels.catchUp([CASTIES_TOPIC], 5000);
+      // Scores need every forecast: wait until the read model holds all the topic has now. Scored
+      // from a read model still behind, the forecasts it lacked would never earn their points.
+      if (!(await ctx.readModels.catchUp([CASTIES_TOPIC], 5000))) throw new Unavailable('the forecasts on this Castie are still being counted: try again in a moment', 2);
       const forecasts = await ctx.forecasts.find(forecastsOfCastie(facts.castieId));
       const answered = await ctx.casties.handle(
         castieStreamId(facts.castieId),

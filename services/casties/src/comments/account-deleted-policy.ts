@@ -32,8 +32,10 @@ export async function startAccountDeletedPolicy(options: {
         const event = identityEvents.parse(parsed.data);
         if (event.type !== 'AccountDeleted') continue;
         const userId = event.data.userId;
-        // Comments posted a moment before the deletion may not be in the read model yet.
-        await options.readModels.catchUp([CASTIES_TOPIC], 5000);
+        // Comments posted a moment before the deletion may not be in the read model yet. Until
+        // they are, the batch fails and the log delivers it again: looked up from a read model
+        // behind, the comments it lacked would stay, under an account that is gone.
+        if (!(await options.readModels.catchUp([CASTIES_TOPIC], 5000))) throw new Error(`the comments of deleted account ${userId} are deleted once the casties read models have caught up`);
         for (const comment of await comments.find({ userId, deleted: false })) {
           try {
             await handler.handle(commentStreamId(comment._id), { type: 'DeleteComment', userId }, { actor: 'system', now: options.clock.now() });

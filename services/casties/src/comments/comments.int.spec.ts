@@ -1,6 +1,8 @@
 import { api } from '@castie/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CastiesFixture, type Person } from '../test-support/fixture.ts';
+import { startAccountDeletedPolicy } from './account-deleted-policy.ts';
+import { COMMENTS } from './read-model.ts';
 
 let fx: CastiesFixture;
 let people: Person[];
@@ -60,4 +62,29 @@ describe('comments', () => {
     expect((await fx.post(`/api/report/castie/${uuid}/`, people[2]!)).body).toEqual({ status: 200, message: 'castie has been reported' });
     expect((await fx.post('/api/report/castie/0123456789abcdef0123456789abcdef/', people[2]!)).status).toBe(404);
   });
+});
+
+describe('a deleted account', () => {
+  it('loses every comment, those the read models had not counted when the deletion came too', async () => {
+    const dan = people[3]!;
+    const policy = await startAccountDeletedPolicy({ log: fx.log, store: await fx.store('casties'), documents: fx.documents, clock: fx.clock, readModels: fx.runner });
+    try {
+      await fx.post(`/api/casties/${uuid}/comment/`, dan, { commentText: 'counted' });
+      // A comment accepted, then the deletion, while the read models stand still.
+      await fx.runner.pause();
+      const late = fx.post(`/api/casties/${uuid}/comment/`, dan, { commentText: 'not counted yet' });
+      expect((await late).status).toBe(200);
+      const deleting = fx.deleteAccount(dan);
+      // The policy waits for the read models, in vain, then its batch comes again.
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      fx.runner.resume();
+      await deleting;
+      // Deleted, as CommentDeleted events: none of them stands (lists hide a deleted author's anyway).
+      await expect.poll(() => fx.documents.collection(COMMENTS).countDocuments({ userId: dan.userId, deleted: false }), { timeout: 10_000, interval: 200 }).toBe(0);
+      expect(await fx.documents.collection(COMMENTS).countDocuments({ userId: dan.userId })).toBe(2);
+    } finally {
+      fx.runner.resume();
+      await policy.stop();
+    }
+  }, 30_000);
 });
