@@ -80,8 +80,9 @@ export const EmbeddedConfigSchema = z.object({
   /**
    * Documents a rebuild of one service's read models keeps in memory between its commits (its
    * batches commit together): more is faster and takes more memory, about 1-2 KB per document.
+   * Unset: sized from the memory the process may use (rebuild/sizing.ts).
    */
-  REBUILD_HELD_DOCUMENTS: z.coerce.number().int().positive().max(10_000_000).default(100_000),
+  REBUILD_HELD_DOCUMENTS: z.coerce.number().int().positive().max(10_000_000).optional(),
   ...liveConfigShape,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The service's time zone: end dates and times of Casties are read in it. */

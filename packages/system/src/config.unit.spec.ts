@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { readEmbeddedConfig } from './config.ts';
 
 describe('the embedded profile reads REBUILD_HELD_DOCUMENTS', () => {
-  it('defaults to 100,000 documents and takes a count', () => {
-    expect(readEmbeddedConfig({}).REBUILD_HELD_DOCUMENTS).toBe(100_000);
+  it('leaves the count to the memory the process may use unless given one, and takes a count', () => {
+    expect(readEmbeddedConfig({}).REBUILD_HELD_DOCUMENTS).toBeUndefined();
     expect(readEmbeddedConfig({ REBUILD_HELD_DOCUMENTS: '15000' }).REBUILD_HELD_DOCUMENTS).toBe(15_000);
   });
 

@@ -43,6 +43,8 @@ export async function buildNewReadModelsInWorkers(options: {
   readModelDir: string;
   /** Documents each thread's rebuild keeps in memory between its commits (the store's deferredDocuments). */
   heldDocuments?: number;
+  /** Each thread's page cache while it bulk-loads, in MiB (the store's bulkCacheMiB). */
+  bulkCacheMiB?: number;
   modules: readonly ServiceModule[];
   logger?: FastifyBaseLogger;
   parallel?: ParallelRebuildOptions;
@@ -73,6 +75,7 @@ export async function buildNewReadModelsInWorkers(options: {
       logDir: options.logDir,
       storePath: storePath(options.readModelDir, m.name),
       ...(options.heldDocuments ? { heldDocuments: options.heldDocuments } : {}),
+      ...(options.bulkCacheMiB ? { bulkCacheMiB: options.bulkCacheMiB } : {}),
       sources: [],
       building: [],
     })),

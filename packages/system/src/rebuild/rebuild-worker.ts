@@ -89,7 +89,7 @@ async function buildReadModels(task: ReadModelsTask): Promise<FinishedProjection
   const start = fileToStartFrom(sources, ours);
   const startedAs = start && (await startAsCopyOf(start.source.path, task.storePath, start.extra)) ? start : null;
   // The thread bulk-loads, then closes: the main thread's stores checkpoint in the background once they serve.
-  const store = openSqliteDocumentStore({ path: task.storePath, backgroundCheckpoints: false, ...(task.heldDocuments ? { deferredDocuments: task.heldDocuments } : {}) });
+  const store = openSqliteDocumentStore({ path: task.storePath, backgroundCheckpoints: false, ...(task.heldDocuments ? { deferredDocuments: task.heldDocuments } : {}), ...(task.bulkCacheMiB ? { bulkCacheMiB: task.bulkCacheMiB } : {}) });
   if (startedAs) {
     logger.info({ group: definition.group, from: startedAs.source.group }, `${definition.group}: started as a copy of the file of ${startedAs.source.group} (${startedAs.source.projections.filter((p) => !startedAs.extra.includes(p)).map((p) => `${p.name} v${p.version}`).join(', ')})`);
   }

@@ -13,6 +13,8 @@ export interface ReadModelsTask {
   storePath: string;
   /** The store's deferredDocuments (default: the store's). */
   heldDocuments?: number;
+  /** The store's page cache while bulk-loading, in MiB (default: the store's). */
+  bulkCacheMiB?: number;
   sources: CopySource[];
   /**
    * Services whose threads are building when this one starts. Projections they build too (people,

@@ -1,0 +1,41 @@
+// How much a rebuild may hold in memory, from the memory the process may use. A first start on a
+// long history builds every service's read models: on the seeded history (1.06M events) two
+// threads, each holding 100,000 documents between commits and a 256 MiB page cache, peaked at
+// about 2 GB, and in a container of 1 GiB the kernel killed the process halfway, every time it
+// started again (measured: `memory.limit_in_bytes` of a cgroup, as Docker's `--memory` sets).
+// Below the budget a full-speed rebuild needs, it builds in fewer threads, holding less.
+import { availableParallelism, totalmem } from 'node:os';
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+
+/** The memory this process may use, in bytes: its container's limit (cgroup) when it has one below the machine's, else the machine's. */
+export function memoryBudget(): number {
+  const total = totalmem();
+  // Node reports "no limit" as a huge number (or 0 where it cannot tell).
+  const constrained = process.constrainedMemory?.() ?? 0;
+  return constrained > 0 && constrained < total ? constrained : total;
+}
+
+export interface RebuildSizing {
+  /** Threads building read models side by side at a first start (below 2: none, the services rebuild in turn). */
+  threads: number;
+  /** Documents a rebuild keeps in memory between its commits (the stores' deferredDocuments). */
+  heldDocuments: number;
+  /** The page cache of a store while it is bulk-loaded, in MiB. */
+  bulkCacheMiB: number;
+}
+
+/**
+ * The rebuild's sizing for `budget` bytes of memory and `cpus` threads: at 4 GiB and more, as fast
+ * as it goes (a thread per CPU, 100,000 documents held, 256 MiB of page cache: about 1 GB per
+ * thread at its peak on the seeded history); below, each thread holds less and there are fewer
+ * of them, down to one rebuild at a time in the process. `heldDocuments` set by the operator
+ * (REBUILD_HELD_DOCUMENTS) is kept as it is.
+ */
+export function rebuildSizing(budget: number, options: { cpus?: number; heldDocuments?: number } = {}): RebuildSizing {
+  const cpus = options.cpus ?? availableParallelism();
+  if (budget >= 4 * GiB) return { threads: cpus, heldDocuments: options.heldDocuments ?? 100_000, bulkCacheMiB: 256 };
+  if (budget >= 2 * GiB) return { threads: Math.min(cpus, 2), heldDocuments: options.heldDocuments ?? 50_000, bulkCacheMiB: 128 };
+  return { threads: 1, heldDocuments: options.heldDocuments ?? 20_000, bulkCacheMiB: 32 };
+}

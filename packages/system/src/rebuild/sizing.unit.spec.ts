@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { rebuildSizing } from './sizing.ts';
+
+const GiB = 1024 ** 3;
+
+describe('a rebuild sized by the memory the process may use', () => {
+  it('goes full speed from 4 GiB, holds less in fewer threads below, and down to one rebuild at a time', () => {
+    expect(rebuildSizing(24 * GiB, { cpus: 8 })).toEqual({ threads: 8, heldDocuments: 100_000, bulkCacheMiB: 256 });
+    expect(rebuildSizing(4 * GiB, { cpus: 2 })).toEqual({ threads: 2, heldDocuments: 100_000, bulkCacheMiB: 256 });
+    expect(rebuildSizing(3 * GiB, { cpus: 8 })).toEqual({ threads: 2, heldDocuments: 50_000, bulkCacheMiB: 128 });
+    expect(rebuildSizing(1 * GiB, { cpus: 8 })).toEqual({ threads: 1, heldDocuments: 20_000, bulkCacheMiB: 32 });
+  });
+
+  it('keeps the documents held that the operator set (REBUILD_HELD_DOCUMENTS)', () => {
+    expect(rebuildSizing(1 * GiB, { cpus: 2, heldDocuments: 5_000 }).heldDocuments).toBe(5_000);
+    expect(rebuildSizing(24 * GiB, { cpus: 2, heldDocuments: 300_000 }).heldDocuments).toBe(300_000);
+  });
+});
