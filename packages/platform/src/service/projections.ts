@@ -382,9 +382,8 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
 
   async function endBatch(unit: UnitOfWork, projection: Projection, last: LogRecord): Promise<void> {
     if (!projection.endBatch) return;
-    const { endBatch } = projection;
     try {
-      await unit.attempt(() => endBatch(unit));
+      await unit.attempt(() => projection.endBatch!(unit));
     } catch (error) {
       await deadLetter(unit, last, `${projection.name} (end of batch): ${(error as Error).message}`, projection.name);
     }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { collectionSpec, DeferredUnitsLostError, type Collection, type CollectionSpec, type Doc } from '../ports/document-store.ts';
+import { collectionSpec, DeferredUnitsLostError, type Collection, type CollectionSpec, type Doc, type UnitOfWork } from '../ports/document-store.ts';
 import { describeDocumentStore } from '../testing/conformance/document-store.ts';
 import { openSqliteDocumentStore, type SqliteDocumentStore } from './sqlite-document-store.ts';
 
@@ -137,6 +137,35 @@ describe('sqlite document store', () => {
         await expect(unit.attempt(() => unit.attempt(async () => undefined))).rejects.toThrow(/do not nest/);
       });
       expect(await store.collection(views).findOne({ _id: view(3)._id })).toMatchObject({ question: 'kept' });
+    });
+
+    it('not awaited inside its unit (a caller bug), it settles with an error and leaves the units after it alone', async () => {
+      const store = open();
+      const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      const orphans: Promise<unknown>[] = [];
+      const orphan = (unit: UnitOfWork, spec: CollectionSpec<Note>) => {
+        const attempt = unit.attempt(async () => {
+          // Made before its unit ends (as a write not awaited would be): they stay with it.
+          const writes = [unit.collection(spec).insertOne({ _id: `orphan-${orphans.length + 1}`, text: 'x' }), unit.collection(spec).find({})];
+          await Promise.all(writes);
+          await later(50);
+          throw new Error('failed late');
+        });
+        orphans.push(attempt.catch((error: unknown) => error));
+      };
+      // Its own unit commits; the next unit, open when the orphan fails, commits what it wrote.
+      await store.transaction(async (unit) => orphan(unit, notes));
+      await store.transaction(async (unit) => {
+        await unit.collection(notes).insertOne({ _id: 'next', text: 'kept' });
+        await unit.collection(notes).find({});
+        await later(100);
+      });
+      // A deferred batch's orphan: the next batch of the same held unit makes its own attempts.
+      await store.transaction(async (unit) => orphan(unit, notes), { defer: true });
+      await store.transaction((unit) => unit.attempt(async () => void (await unit.collection(notes).insertOne({ _id: 'deferred', text: 'kept' }))), { defer: true });
+      for (const error of await Promise.all(orphans)) expect(String(error)).toMatch(/settled after its unit of work ended/);
+      await store.transaction(async () => undefined);
+      expect((await store.collection(notes).find({})).map((n) => n._id).sort()).toEqual(['deferred', 'next', 'orphan-1', 'orphan-2']);
     });
 
     it('that fails in a deferred unit (a rebuild) leaves none of its writes either', async () => {

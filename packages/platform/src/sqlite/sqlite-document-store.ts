@@ -479,6 +479,8 @@ interface Attempt {
   readonly undo: Undo[];
   /** Once its savepoint is open: the tables set up before (a rollback to it undoes the others' DDL). */
   setUpBefore: Set<string> | null;
+  /** The scope it was made in (a held unit serves the scopes of several deferred batches). */
+  scope: Scope | null;
 }
 
 /**
@@ -503,7 +505,7 @@ class Unit {
   /** Documents it read or wrote (its entries). */
   size = 0;
   /** Its attempts (see UnitOfWork.attempt), one at a time: `id` is 0 between them. */
-  readonly attempt: Attempt = { id: 0, before: [], undo: [], setUpBefore: null };
+  readonly attempt: Attempt = { id: 0, before: [], undo: [], setUpBefore: null, scope: null };
 
   /** Call before an entry changes: keeps, once per attempt, what it was. */
   touch(entry: Entry): void {
@@ -1132,21 +1134,43 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     const unit = live(scope);
     if (!unit) throw new Error('an attempt after its unit of work ended: await every write inside the unit');
     const attempt = unit.attempt;
-    if (attempt.id !== 0) throw new Error('attempts inside a unit of work do not nest');
-    attempt.id = ++attempts;
-    try {
-      const result = await fn();
-      if (attempt.setUpBefore !== null && writer.db.inTransaction) writer.db.exec('RELEASE castie_attempt');
-      return result;
-    } catch (error) {
-      putBack(attempt);
-      throw error;
-    } finally {
-      attempt.id = 0;
-      attempt.before.length = 0;
-      attempt.undo.length = 0;
-      attempt.setUpBefore = null;
+    if (attempt.id !== 0) {
+      if (attempt.scope === scope || !attempt.scope?.ended) throw new Error('attempts inside a unit of work do not nest');
+      // One of an earlier deferred batch, not awaited inside it: it can write no more (its scope
+      // ended), and when it settles it finds itself replaced and puts nothing back.
+      endAttempt(attempt);
     }
+    const id = (attempt.id = ++attempts);
+    attempt.scope = scope;
+    let result: R;
+    try {
+      result = await fn();
+    } catch (error) {
+      // Settled after its unit ended (not awaited inside it): the connection's transaction, and
+      // any savepoint of that name, belong to another unit now; nothing here is put back.
+      if (live(scope) !== unit || attempt.id !== id) throw new Error('an attempt settled after its unit of work ended: await every attempt inside the unit', { cause: error });
+      try {
+        putBack(attempt);
+      } finally {
+        endAttempt(attempt);
+      }
+      throw error;
+    }
+    if (live(scope) !== unit || attempt.id !== id) throw new Error('an attempt settled after its unit of work ended: await every attempt inside the unit');
+    try {
+      if (attempt.setUpBefore !== null && writer.db.inTransaction) writer.db.exec('RELEASE castie_attempt');
+    } finally {
+      endAttempt(attempt);
+    }
+    return result;
+  }
+
+  function endAttempt(attempt: Attempt): void {
+    attempt.id = 0;
+    attempt.scope = null;
+    attempt.before.length = 0;
+    attempt.undo.length = 0;
+    attempt.setUpBefore = null;
   }
 
   /** Undoes a failed attempt: its documents, its entries, then its rows (see Attempt). */
