@@ -28,14 +28,14 @@ export interface RebuildSizing {
 
 /**
  * The rebuild's sizing for `budget` bytes of memory and `cpus` threads: at 4 GiB and more, as fast
- * as it goes (a thread per CPU, 100,000 documents held, 256 MiB of page cache: about 1 GB per
- * thread at its peak on the seeded history); below, each thread holds less and there are fewer
- * of them, down to one rebuild at a time in the process. `heldDocuments` set by the operator
- * (REBUILD_HELD_DOCUMENTS) is kept as it is.
+ * as it goes (100,000 documents held, 256 MiB of page cache: about 1 GB per thread at its peak
+ * on the seeded history, so a thread per CPU and per 1.25 GiB); below, each thread holds less
+ * and there are fewer of them, down to one rebuild at a time in the process. `heldDocuments` set
+ * by the operator (REBUILD_HELD_DOCUMENTS) is kept as it is.
  */
 export function rebuildSizing(budget: number, options: { cpus?: number; heldDocuments?: number } = {}): RebuildSizing {
   const cpus = options.cpus ?? availableParallelism();
-  if (budget >= 4 * GiB) return { threads: cpus, heldDocuments: options.heldDocuments ?? 100_000, bulkCacheMiB: 256 };
+  if (budget >= 4 * GiB) return { threads: Math.min(cpus, Math.floor(budget / (1.25 * GiB))), heldDocuments: options.heldDocuments ?? 100_000, bulkCacheMiB: 256 };
   if (budget >= 2 * GiB) return { threads: Math.min(cpus, 2), heldDocuments: options.heldDocuments ?? 50_000, bulkCacheMiB: 128 };
   return { threads: 1, heldDocuments: options.heldDocuments ?? 20_000, bulkCacheMiB: 32 };
 }

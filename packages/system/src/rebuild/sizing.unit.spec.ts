@@ -7,6 +7,8 @@ describe('a rebuild sized by the memory the process may use', () => {
   it('goes full speed from 4 GiB, holds less in fewer threads below, and down to one rebuild at a time', () => {
     expect(rebuildSizing(24 * GiB, { cpus: 8 })).toEqual({ threads: 8, heldDocuments: 100_000, bulkCacheMiB: 256 });
     expect(rebuildSizing(4 * GiB, { cpus: 2 })).toEqual({ threads: 2, heldDocuments: 100_000, bulkCacheMiB: 256 });
+    // About 1 GB per thread at its peak: no more threads than 1.25 GiB each, however many CPUs.
+    expect(rebuildSizing(4 * GiB, { cpus: 8 })).toEqual({ threads: 3, heldDocuments: 100_000, bulkCacheMiB: 256 });
     expect(rebuildSizing(3 * GiB, { cpus: 8 })).toEqual({ threads: 2, heldDocuments: 50_000, bulkCacheMiB: 128 });
     expect(rebuildSizing(1 * GiB, { cpus: 8 })).toEqual({ threads: 1, heldDocuments: 20_000, bulkCacheMiB: 32 });
   });
