@@ -16,7 +16,7 @@ import { mkdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { liveLimitsOf, type EmbeddedConfig } from './config.ts';
 import { processOperations } from './operations.ts';
-import { memoryBudget, rebuildSizing } from './rebuild/sizing.ts';
+import { FULL_SPEED_BUDGET, memoryBudget, rebuildSizing } from './rebuild/sizing.ts';
 import { buildNewReadModelsInWorkers, type ParallelRebuildOptions } from './rebuild/parallel.ts';
 import { allServices } from './services.ts';
 
@@ -110,14 +110,14 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
   // log once, by the first service that needs them; the services after it copy its tables.
   const copies = new SqliteReadModelCopies();
   const modules = allServices(options.passwords ? { passwords: options.passwords } : {});
-  // On a long history, new read-model files (and missing stream indexes of the event stores) are
-  // built side by side in threads first. Not with Redis (the leaderboards live there, not in the files) nor with wrapped stores (tests).
   // What a rebuild may hold, and in how many threads, from the memory the process may use.
   const budget = memoryBudget();
   const sizing = rebuildSizing(budget, config.REBUILD_HELD_DOCUMENTS ? { heldDocuments: config.REBUILD_HELD_DOCUMENTS } : {});
-  if (sizing.bulkCacheMiB < 256) {
+  if (budget < FULL_SPEED_BUDGET) {
     logger?.info({ memoryMiB: Math.round(budget / 2 ** 20), ...sizing }, `${(budget / 2 ** 30).toFixed(1)} GiB of memory: read models are rebuilt in ${sizing.threads} thread${sizing.threads === 1 ? '' : 's'}, holding ${sizing.heldDocuments.toLocaleString('en-US')} documents between commits`);
   }
+  // On a long history, new read-model files (and missing stream indexes of the event stores) are
+  // built side by side in threads first. Not with Redis (the leaderboards live there, not in the files) nor with wrapped stores (tests).
   if (!redis && !options.wrapDocuments) {
     await buildNewReadModelsInWorkers({
       log,

@@ -17,6 +17,9 @@ export function memoryBudget(): number {
   return constrained > 0 && constrained < total ? constrained : total;
 }
 
+/** From this much memory (bytes) a rebuild goes as fast as it can; below, it holds less. */
+export const FULL_SPEED_BUDGET = 4 * GiB;
+
 export interface RebuildSizing {
   /** Threads building read models side by side at a first start (below 2: none, the services rebuild in turn). */
   threads: number;
@@ -35,7 +38,7 @@ export interface RebuildSizing {
  */
 export function rebuildSizing(budget: number, options: { cpus?: number; heldDocuments?: number } = {}): RebuildSizing {
   const cpus = options.cpus ?? availableParallelism();
-  if (budget >= 4 * GiB) return { threads: Math.min(cpus, Math.floor(budget / (1.25 * GiB))), heldDocuments: options.heldDocuments ?? 100_000, bulkCacheMiB: 256 };
+  if (budget >= FULL_SPEED_BUDGET) return { threads: Math.min(cpus, Math.floor(budget / (1.25 * GiB))), heldDocuments: options.heldDocuments ?? 100_000, bulkCacheMiB: 256 };
   if (budget >= 2 * GiB) return { threads: Math.min(cpus, 2), heldDocuments: options.heldDocuments ?? 50_000, bulkCacheMiB: 128 };
   return { threads: 1, heldDocuments: options.heldDocuments ?? 20_000, bulkCacheMiB: 32 };
 }
