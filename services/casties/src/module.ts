@@ -4,6 +4,7 @@ import { groupsProjections, peopleProjections } from '@castie/reference';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildCastiesApp } from './app.ts';
 import { castieViewsProjection } from './casties/read-model.ts';
+import { startLateForecastsPolicy } from './casties/late-forecasts-policy.ts';
 import { startAccountDeletedPolicy } from './comments/account-deleted-policy.ts';
 import { commentsProjection } from './comments/read-model.ts';
 import { searchIndexProjection } from './feeds/read-model.ts';
@@ -60,12 +61,13 @@ export function castiesModule(): ServiceModule {
       const store = await deps.eventStore(CASTIES_TOPIC);
       const app = buildCastiesApp({ store, documents: deps.documents, boards, readModels, clock: deps.clock, timeZone: deps.timeZone, checkResponses: deps.checkResponses, metrics: deps.metrics, ...(logger ? { logger } : {}) });
       readModels.install(app, 'casties', { checkResponses: deps.checkResponses });
-      const policy = await startAccountDeletedPolicy({ log: deps.log, store, documents: deps.documents, clock: deps.clock, readModels, ...(logger ? { logger } : {}) });
+      const policyDeps = { log: deps.log, store, documents: deps.documents, clock: deps.clock, readModels, ...(logger ? { logger } : {}) };
+      const policies = [await startAccountDeletedPolicy(policyDeps), await startLateForecastsPolicy(policyDeps)];
       return {
         app,
         readModels,
         close: async () => {
-          await policy.stop();
+          for (const policy of policies) await policy.stop();
           await readModels.stop();
         },
       };

@@ -13,6 +13,8 @@ export const CASTIES_TOPIC = 'casties';
 const userId = z.string().regex(/^[0-9a-f]{32}$/);
 const castieId = z.string().regex(/^[0-9a-f]{32}$/);
 const instant = z.string().datetime();
+/** Each forecast's outcome and points (decisions.md: 10 + round(90 × (1 − share)) when correct, else 0). */
+const scores = z.array(z.object({ userId, forecastId: z.number().int(), correct: z.boolean(), points: z.number().int().nonnegative() }));
 
 export const castieEvents = defineEventCatalog(CASTIES_TOPIC, {
   CastieCreated: z.object({
@@ -53,8 +55,15 @@ export const castieEvents = defineEventCatalog(CASTIES_TOPIC, {
     /** The correct option's text, or the write-in keyword (the API's correctIndex). */
     correctText: z.string(),
     answeredAt: instant,
-    scores: z.array(z.object({ userId, forecastId: z.number().int(), correct: z.boolean(), points: z.number().int().nonnegative() })),
+    scores,
   }),
+  /**
+   * Forecasts an answered Castie's scores left out, scored after it: a forecast decided while its
+   * open-ended Castie was still open, and appended while the answer was being given (see
+   * services/casties/src/casties/late-forecasts-policy.ts). Counted everywhere as the scores of
+   * CastieAnswered are; the points already given stand.
+   */
+  ForecastsScored: z.object({ castieId, groupSlug: z.string(), scores }),
   CastieReported: z.object({ castieId, reporterId: userId }),
   CommentPosted: z.object({ commentId: castieId, castieId, userId, text: z.string(), postedAt: instant }),
   CommentDeleted: z.object({ commentId: castieId, castieId, userId }),

@@ -179,7 +179,7 @@ export function groupsProjection(): Projection {
         const e = event as CastieEvent;
         if (e.type === 'CastieCreated') {
           await updateOnce(groups, e.data.groupSlug, record, { $inc: { numberCasties: 1 }, $setOnInsert: seed(e.data.groupSlug, ['numberCasties']) });
-        } else if (e.type === 'CastieAnswered') {
+        } else if (e.type === 'CastieAnswered' || e.type === 'ForecastsScored') {
           const slug = e.data.groupSlug;
           for (const s of e.data.scores) {
             await updateOnce(scores, membershipId(slug, s.userId), record, { $inc: { answered: 1, correct: s.correct ? 1 : 0, xp: s.points }, $setOnInsert: { slug, userId: s.userId } });

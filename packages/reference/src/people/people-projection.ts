@@ -109,7 +109,7 @@ export function peopleProjection(): Projection {
         const e = event as CastieEvent;
         if (e.type === 'CastieCreated') await inc(e.data.creatorId, { castiesCreated: 1 });
         else if (e.type === 'ForecastPlaced') await inc(e.data.userId, { forecasts: 1 });
-        else if (e.type === 'CastieAnswered') {
+        else if (e.type === 'CastieAnswered' || e.type === 'ForecastsScored') {
           for (const score of e.data.scores) await inc(score.userId, { xp: score.points, answered: 1, correct: score.correct ? 1 : 0 });
         }
       }

@@ -22,7 +22,15 @@ export interface CastieFacts {
 export type CastieState =
   | { status: 'none' }
   | { status: 'open'; castie: CastieFacts }
-  | { status: 'answered'; castie: CastieFacts; correctAnswerId: number | null; correctText: string };
+  | {
+      status: 'answered';
+      castie: CastieFacts;
+      correctAnswerId: number | null;
+      correctText: string;
+      /** Whose forecasts were scored (the answer's scores, then any scored late), and how many of them correctly. */
+      scored: readonly string[];
+      correctCount: number;
+    };
 
 /** One forecast as the answer scores it (gathered from the forecasts read model by the handler). */
 export interface ScoredForecast {
@@ -52,6 +60,8 @@ export type CastieCommand =
       now: Date;
     }
   | { type: 'AnswerCastie'; userId: string; answerId: string | number | undefined; keyword: string | undefined; forecasts: readonly ScoredForecast[]; now: Date }
+  /** Forecasts found after the answer without a score (late-forecasts-policy.ts): those still unscored are scored now. */
+  | { type: 'ScoreLateForecasts'; forecasts: readonly ScoredForecast[] }
   | { type: 'ReportCastie'; reporterId: string };
 
 const notCreated = (message: string) => new DomainError('castie_not_created', message);
@@ -146,22 +156,47 @@ function answer(command: Extract<CastieCommand, { type: 'AnswerCastie' }>, state
     isCorrect = (f) => f.answerId === option.answerId;
   }
 
-  const outcomes = command.forecasts.map((f) => ({ f, correct: isCorrect(f) }));
-  const correctCount = outcomes.filter((o) => o.correct).length;
-  const share = outcomes.length > 0 ? correctCount / outcomes.length : 0;
   return [
     {
       type: 'CastieAnswered',
-      data: {
-        castieId: castie.castieId,
-        groupSlug: castie.groupSlug,
-        correctAnswerId,
-        correctText,
-        answeredAt: command.now.toISOString(),
-        scores: outcomes.map(({ f, correct }) => ({ userId: f.userId, forecastId: f.forecastId, correct, points: correct ? pointsFor(share) : 0 })),
-      },
+      data: { castieId: castie.castieId, groupSlug: castie.groupSlug, correctAnswerId, correctText, answeredAt: command.now.toISOString(), scores: scored(command.forecasts, isCorrect, 0, 0) },
     },
   ];
+}
+
+/**
+ * The forecasts' outcomes and points. `share` (decisions.md) counts them together with the
+ * forecasts scored before (`before` of them, `correctBefore` correctly): none for the answer;
+ * for forecasts scored late, the answer's and those scored late before them.
+ */
+function scored(forecasts: readonly ScoredForecast[], isCorrect: (f: ScoredForecast) => boolean, before: number, correctBefore: number) {
+  const outcomes = forecasts.map((f) => ({ f, correct: isCorrect(f) }));
+  const correctCount = correctBefore + outcomes.filter((o) => o.correct).length;
+  const total = before + outcomes.length;
+  const share = total > 0 ? correctCount / total : 0;
+  return outcomes.map(({ f, correct }) => ({ userId: f.userId, forecastId: f.forecastId, correct, points: correct ? pointsFor(share) : 0 }));
+}
+
+/**
+ * Scores the forecasts the answer left out and nothing scored since: one decided while the
+ * open-ended Castie was open and appended while it was being answered. The answer's rule decides
+ * whether it is correct; its share counts every forecast scored so far with it, and the points
+ * already given stand. Nothing to do for forecasts scored already (so a forecast found late by
+ * both of the policy's checks is scored once), nor before an answer.
+ */
+function scoreLate(command: Extract<CastieCommand, { type: 'ScoreLateForecasts' }>, state: CastieState): CastieEvent[] {
+  if (state.status !== 'answered') return [];
+  const done = new Set(state.scored);
+  const late: ScoredForecast[] = [];
+  for (const f of command.forecasts) {
+    if (done.has(f.userId)) continue;
+    done.add(f.userId);
+    late.push(f);
+  }
+  if (late.length === 0) return [];
+  const { correctAnswerId, correctText } = state;
+  const isCorrect = state.castie.allowWriteIn ? (f: ScoredForecast) => writeInMatches(f.text, correctText) : (f: ScoredForecast) => f.answerId === correctAnswerId;
+  return [{ type: 'ForecastsScored', data: { castieId: state.castie.castieId, groupSlug: state.castie.groupSlug, scores: scored(late, isCorrect, state.scored.length, state.correctCount) } }];
 }
 
 export const castieDecider: Decider<CastieCommand, CastieEvent, CastieState> = {
@@ -175,6 +210,8 @@ export const castieDecider: Decider<CastieCommand, CastieEvent, CastieState> = {
         return create(command);
       case 'AnswerCastie':
         return answer(command, state);
+      case 'ScoreLateForecasts':
+        return scoreLate(command, state);
       case 'ReportCastie':
         if (state.status === 'none') throw new DomainError('object_not_found', 'the requested castie could not be found. make sure you are sending a valid uuid');
         if (state.castie.reporters.includes(command.reporterId)) return [];
@@ -192,9 +229,23 @@ export const castieDecider: Decider<CastieCommand, CastieEvent, CastieState> = {
         const d = event.data;
         return { status: 'open', castie: { castieId: d.castieId, groupSlug: d.groupSlug, creatorId: d.creatorId, question: d.question, allowWriteIn: d.allowWriteIn, options: d.options, endsAt: d.endsAt, reporters: [] } };
       }
-      case 'CastieAnswered':
+      case 'CastieAnswered': {
         if (state.status === 'none') return state;
-        return { status: 'answered', castie: state.castie, correctAnswerId: event.data.correctAnswerId, correctText: event.data.correctText };
+        const { scores } = event.data;
+        return {
+          status: 'answered',
+          castie: state.castie,
+          correctAnswerId: event.data.correctAnswerId,
+          correctText: event.data.correctText,
+          scored: scores.map((s) => s.userId),
+          correctCount: scores.filter((s) => s.correct).length,
+        };
+      }
+      case 'ForecastsScored': {
+        if (state.status !== 'answered') return state;
+        const { scores } = event.data;
+        return { ...state, scored: [...state.scored, ...scores.map((s) => s.userId)], correctCount: state.correctCount + scores.filter((s) => s.correct).length };
+      }
       case 'CastieReported':
         if (state.status === 'none') return state;
         return { ...state, castie: { ...state.castie, reporters: [...state.castie.reporters, event.data.reporterId] } };

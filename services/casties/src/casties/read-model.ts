@@ -155,6 +155,7 @@ export function castieViewsProjection(): Projection {
         case 'CastieReported':
           await updateOnce(views, e.data.castieId, record, viewUpdate({ $inc: { reports: 1 } }));
           return;
+        case 'ForecastsScored':
         case 'CommentPosted':
         case 'CommentDeleted':
         case 'CommentReported':

@@ -63,3 +63,11 @@ export const forecastDecider: Decider<PlaceForecast, CastieEvent, ForecastState>
 };
 
 export const forecastStreamId = (castieId: string, userId: string): string => `forecast-${castieId}-${userId}`;
+
+const FORECAST_STREAM = /^forecast-([0-9a-f]{32})-([0-9a-f]{32})$/;
+
+/** The Castie and the user of a forecast's stream (a log record's key is its stream's id); null for any other stream. */
+export function forecastOfStream(streamId: string): { castieId: string; userId: string } | null {
+  const match = FORECAST_STREAM.exec(streamId);
+  return match ? { castieId: match[1]!, userId: match[2]! } : null;
+}

@@ -109,7 +109,7 @@ export function forecastsProjection(): Projection {
         // deleted: one this event made (not one a score made first) is on no roster yet. Scanning
         // a popular Castie's roster for every forecast was 2 % of a rebuild's thread.
         if (placed === 'inserted' || !includesNumber(roster, number)) await updateOnce(rosters, d.castieId, record, { $set: { forecasters: roster + number } });
-      } else if (e.type === 'CastieAnswered') {
+      } else if (e.type === 'CastieAnswered' || e.type === 'ForecastsScored') {
         // A score may arrive before its forecast (another partition): the forecast fills in the rest.
         for (const s of e.data.scores) await updateOnce(forecasts, forecastDocId(e.data.castieId, s.userId), record, { $set: { correct: s.correct, points: s.points } });
       }

@@ -175,7 +175,7 @@ export function leaderboardsProjection(sets: SortedSets): Projection {
       }
       if (record.topic === CASTIES_TOPIC) {
         const e = event as CastieEvent;
-        if (e.type !== 'CastieAnswered') return;
+        if (e.type !== 'CastieAnswered' && e.type !== 'ForecastsScored') return;
         for (const s of e.data.scores) note(s.userId, [e.data.groupSlug]);
       }
     },

@@ -115,6 +115,8 @@ export class LiveChanges {
         const castie = await this.#c.casties.findOne({ _id: e.data.castieId });
         return [...(castie ? [castie.creatorId] : []), ...e.data.scores.map((s) => s.userId)];
       }
+      case 'ForecastsScored':
+        return e.data.scores.map((s) => s.userId);
       case 'CommentPosted':
       case 'CommentDeleted':
         return this.deps.people.friendIds(e.data.userId);

@@ -170,7 +170,8 @@ export function notificationsProjection(): Projection {
           await activity.replaceOne({ _id: envelope.id }, { _id: envelope.id, kind: 'forecast', castieId: e.data.castieId, groupSlug: e.data.groupSlug, actorId: e.data.userId, at }, { upsert: true });
           return;
         case 'CastieAnswered':
-          await casties.updateOne({ _id: e.data.castieId }, { $set: { answered: true } });
+        case 'ForecastsScored':
+          if (e.type === 'CastieAnswered') await casties.updateOne({ _id: e.data.castieId }, { $set: { answered: true } });
           for (const score of e.data.scores) {
             await put({ _id: `answered:${e.data.castieId}:${score.userId}`, userId: score.userId, type: 'castie-answered', actorId: null, castieId: e.data.castieId, groupSlug: e.data.groupSlug, createdAt: at });
           }
