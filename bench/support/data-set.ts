@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startCastie } from './processes.ts';
+import { cpuMsOf, startCastie } from './processes.ts';
 
 export interface Sizes {
   users: string;
@@ -54,6 +54,9 @@ export async function readyCopy(root: string, sizes: Sizes, say: (line: string) 
     say(`building read models in ${ready} (once; minutes)`);
     const dir = freshCopy(seeded);
     const server = await startCastie(root, dir);
+    // What a first start goes on with in the background (policies catching up with the history)
+    // is done once here, not again in every measurement made on a copy.
+    await untilIdle(server.pid);
     await server.stop();
     rmSync(ready, { recursive: true, force: true });
     cpSync(dir, ready, { recursive: true });
@@ -62,6 +65,16 @@ export async function readyCopy(root: string, sizes: Sizes, say: (line: string) 
   const copy = mkdtempSync(join(tmpdir(), 'castie-bench-'));
   cpSync(ready, copy, { recursive: true });
   return copy;
+}
+
+/** Resolves once the process used less than 2 % of a core for two seconds in a row. */
+async function untilIdle(pid: number): Promise<void> {
+  for (let quiet = 0, last = cpuMsOf(pid); quiet < 2; ) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const now = cpuMsOf(pid);
+    quiet = now - last < 20 ? quiet + 1 : 0;
+    last = now;
+  }
 }
 
 /**
