@@ -2,7 +2,9 @@ import { castieEvents, groupEvents, GROUPS_TOPIC, identityEvents, socialEvents }
 import { ManagedReadModels, type DocumentStore, type EventLog, type ProjectionObserver, type ReadModelCopies, type ReadModelsOfService, type ServiceModule } from '@castie/platform';
 import { groupsProjections, peopleProjections } from '@castie/reference';
 import type { FastifyBaseLogger } from 'fastify';
+import { startOpenGroupPolicy } from './administration/open-group-policy.ts';
 import { buildGroupsApp } from './app.ts';
+import { groupsContext } from './context.ts';
 
 /** The groups service's read models as code: its copies of people, friendships and groups. */
 export const groupsReadModels: ReadModelsOfService = {
@@ -33,18 +35,18 @@ export function groupsModule(): ServiceModule {
     readModels: groupsReadModels,
     async build(deps) {
       const runner = await startGroupsReadModels({ log: deps.log, documents: deps.documents, ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}), observer: deps.metrics, ...(deps.logger ? { logger: deps.logger } : {}) });
-      const app = buildGroupsApp({
-        store: await deps.eventStore(GROUPS_TOPIC),
-        documents: deps.documents,
-        readModels: runner,
-        clock: deps.clock,
-        media: deps.media,
-        timeZone: deps.timeZone,
-        checkResponses: deps.checkResponses,
-        ...(deps.logger ? { logger: deps.logger } : {}),
-      });
+      const groupsDeps = { store: await deps.eventStore(GROUPS_TOPIC), documents: deps.documents, readModels: runner, clock: deps.clock, media: deps.media, timeZone: deps.timeZone, checkResponses: deps.checkResponses };
+      const app = buildGroupsApp({ ...groupsDeps, ...(deps.logger ? { logger: deps.logger } : {}) });
       runner.install(app, 'groups', { checkResponses: deps.checkResponses });
-      return { app, readModels: runner, close: () => runner.stop() };
+      const policy = await startOpenGroupPolicy({ log: deps.log, ctx: groupsContext(groupsDeps), ...(deps.logger ? { logger: deps.logger } : {}) });
+      return {
+        app,
+        readModels: runner,
+        close: async () => {
+          await policy.stop();
+          await runner.stop();
+        },
+      };
     },
   };
 }

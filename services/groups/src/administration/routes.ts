@@ -1,9 +1,10 @@
-import { apiDate, apiTime, DomainError, groupsAdminApi, GROUPS_TOPIC, IDENTITY_TOPIC, mediaPath } from '@castie/contracts';
+import { apiDate, apiTime, groupsAdminApi, GROUPS_TOPIC, IDENTITY_TOPIC, mediaPath } from '@castie/contracts';
 import { adminRoutesOnlyFromGateway, route } from '@castie/platform';
 import type { FastifyInstance } from 'fastify';
 import type { GroupsContext } from '../context.ts';
 import { membershipStreamId, standing } from '../following/membership-decider.ts';
 import { groupStreamId, settingNames, type GroupSettings } from './group-decider.ts';
+import { grantPending } from './open-group-policy.ts';
 
 /** The header the gateway sets after checking the admin bearer token (decisions.md: Admin API). */
 export const ADMIN_HEADER = 'x-castie-admin';
@@ -106,47 +107,25 @@ export function administrationRoutes(app: FastifyInstance, ctx: GroupsContext): 
     groupsAdminApi.configureGroup,
     async ({ params, body }) => {
       const before = await ctx.loadGroup(params.group_slug);
+      // Who waits now, should this open the group: the open-group policy may let them in before this call lists them again.
+      let waitedBefore: string[] = [];
+      if (before.requiresApproval && body.requiresApproval === false) {
+        await ctx.readModels.catchUp([GROUPS_TOPIC]);
+        waitedBefore = (await ctx.directory.pendingOf(before.slug)).map((p) => p.userId);
+      }
       const { groupIcon, ...fields } = body;
       const settings: Partial<GroupSettings> = { ...fields, ...(groupIcon ? { groupIcon: mediaPath(groupIcon.key) } : {}) };
       // The new icon is already stored (the gateway stored it before forwarding, and deletes it if this fails).
       const done = await ctx.groups.handle(groupStreamId(before.slug), { type: 'ConfigureGroup', ...settings }, ctx.meta('admin'));
       await ctx.readModels.waitFor(done.positions);
       const changed = done.events.flatMap((e) => (e.type === 'GroupConfigured' ? settingNames.filter((name) => e.data[name] !== undefined) : []));
-      const granted = changed.includes('requiresApproval') && done.state.status === 'created' && !done.state.requiresApproval ? await grantPending(before.slug) : [];
+      // Those the read models did not hold in time are let in by the open-group policy.
+      const granted = changed.includes('requiresApproval') && done.state.status === 'created' && !done.state.requiresApproval ? (await grantPending(ctx, before.slug, waitedBefore)).granted : [];
       if (changed.includes('groupIcon')) await forgetIcon(before.groupIcon);
       return { ...(await adminView(before.slug)), updated_fields: changed, granted };
     },
     ctx.opts,
   );
-
-  /**
-   * A group that stops requiring approval lets in everyone who was waiting: they asked to join a
-   * group that now takes anyone, so they join, and are told so (GroupAccessGranted is the
-   * "You have been approved" notification). Requests answered meanwhile are left as they are.
-   */
-  async function grantPending(slug: string): Promise<string[]> {
-    // Every request appended before the configuration, whichever partition holds it.
-    await ctx.readModels.catchUp([GROUPS_TOPIC, IDENTITY_TOPIC]);
-    const group = await ctx.loadGroup(slug);
-    const pending = await ctx.directory.pendingOf(slug);
-    const people = await ctx.people.activeByIds(pending.map((p) => p.userId));
-    const granted: string[] = [];
-    const positions = [];
-    for (const { userId } of pending) {
-      const person = people.get(userId);
-      if (!person) continue;
-      try {
-        const done = await ctx.memberships.handle(membershipStreamId(slug, userId), { type: 'GrantAccess', group, userId, handle: person.handle, by: 'admin' }, ctx.meta('admin'));
-        positions.push(...done.positions);
-        granted.push(person.handle);
-      } catch (error) {
-        // Answered (or withdrawn) since the read model listed it: nothing waits any more.
-        if (!(error instanceof DomainError && error.errorType === 'improper_group_request')) throw error;
-      }
-    }
-    await ctx.readModels.waitFor(positions);
-    return granted;
-  }
 
   /** Deletes a replaced icon's file once no group shows it any more (a failure leaves a stray file, nothing worse). */
   async function forgetIcon(icon: string): Promise<void> {
