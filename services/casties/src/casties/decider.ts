@@ -27,9 +27,11 @@ export type CastieState =
       castie: CastieFacts;
       correctAnswerId: number | null;
       correctText: string;
-      /** Whose forecasts were scored (the answer's scores, then any scored late), and how many of them correctly. */
-      scored: readonly string[];
+      /** How many forecasts the answer scored, and how many of them correct (the share of forecasts scored late counts them). */
+      scoredCount: number;
       correctCount: number;
+      /** Whose forecasts were scored after the answer (ForecastsScored): usually nobody. */
+      lateScored: readonly string[];
     };
 
 /** One forecast as the answer scores it (gathered from the forecasts read model by the handler). */
@@ -60,7 +62,10 @@ export type CastieCommand =
       now: Date;
     }
   | { type: 'AnswerCastie'; userId: string; answerId: string | number | undefined; keyword: string | undefined; forecasts: readonly ScoredForecast[]; now: Date }
-  /** Forecasts found after the answer without a score (late-forecasts-policy.ts): those still unscored are scored now. */
+  /**
+   * Forecasts the answer's scores left out, as late-forecasts-policy.ts found them (it leaves out
+   * those the answer scored): those not scored late already are scored now.
+   */
   | { type: 'ScoreLateForecasts'; forecasts: readonly ScoredForecast[] }
   | { type: 'ReportCastie'; reporterId: string };
 
@@ -159,34 +164,29 @@ function answer(command: Extract<CastieCommand, { type: 'AnswerCastie' }>, state
   return [
     {
       type: 'CastieAnswered',
-      data: { castieId: castie.castieId, groupSlug: castie.groupSlug, correctAnswerId, correctText, answeredAt: command.now.toISOString(), scores: scored(command.forecasts, isCorrect, 0, 0) },
+      data: { castieId: castie.castieId, groupSlug: castie.groupSlug, correctAnswerId, correctText, answeredAt: command.now.toISOString(), scores: scored(command.forecasts, isCorrect) },
     },
   ];
 }
 
-/**
- * The forecasts' outcomes and points. `share` (decisions.md) counts them together with the
- * forecasts scored before (`before` of them, `correctBefore` correctly): none for the answer;
- * for forecasts scored late, the answer's and those scored late before them.
- */
-function scored(forecasts: readonly ScoredForecast[], isCorrect: (f: ScoredForecast) => boolean, before: number, correctBefore: number) {
+/** The forecasts' outcomes and points: `share` (decisions.md) counts them all. */
+function scored(forecasts: readonly ScoredForecast[], isCorrect: (f: ScoredForecast) => boolean) {
   const outcomes = forecasts.map((f) => ({ f, correct: isCorrect(f) }));
-  const correctCount = correctBefore + outcomes.filter((o) => o.correct).length;
-  const total = before + outcomes.length;
-  const share = total > 0 ? correctCount / total : 0;
+  const share = outcomes.length > 0 ? outcomes.filter((o) => o.correct).length / outcomes.length : 0;
   return outcomes.map(({ f, correct }) => ({ userId: f.userId, forecastId: f.forecastId, correct, points: correct ? pointsFor(share) : 0 }));
 }
 
 /**
- * Scores the forecasts the answer left out and nothing scored since: one decided while the
- * open-ended Castie was open and appended while it was being answered. The answer's rule decides
- * whether it is correct; its share counts every forecast scored so far with it, and the points
- * already given stand. Nothing to do for forecasts scored already (so a forecast found late by
- * both of the policy's checks is scored once), nor before an answer.
+ * Scores the forecasts the answer left out: one decided while its Castie was open and appended
+ * while it was being answered. The answer's rule decides whether it is correct. Its share counts
+ * the answer's forecasts and itself: as if it alone had come late, so its points do not depend on
+ * which other late forecasts were found with it, or first. The points already given stand.
+ * Nothing to do for forecasts scored late already (a forecast found by both of the policy's
+ * checks is scored once), nor before an answer.
  */
 function scoreLate(command: Extract<CastieCommand, { type: 'ScoreLateForecasts' }>, state: CastieState): CastieEvent[] {
   if (state.status !== 'answered') return [];
-  const done = new Set(state.scored);
+  const done = new Set(state.lateScored);
   const late: ScoredForecast[] = [];
   for (const f of command.forecasts) {
     if (done.has(f.userId)) continue;
@@ -196,7 +196,11 @@ function scoreLate(command: Extract<CastieCommand, { type: 'ScoreLateForecasts' 
   if (late.length === 0) return [];
   const { correctAnswerId, correctText } = state;
   const isCorrect = state.castie.allowWriteIn ? (f: ScoredForecast) => writeInMatches(f.text, correctText) : (f: ScoredForecast) => f.answerId === correctAnswerId;
-  return [{ type: 'ForecastsScored', data: { castieId: state.castie.castieId, groupSlug: state.castie.groupSlug, scores: scored(late, isCorrect, state.scored.length, state.correctCount) } }];
+  const scores = late.map((f) => {
+    const correct = isCorrect(f);
+    return { userId: f.userId, forecastId: f.forecastId, correct, points: correct ? pointsFor((state.correctCount + 1) / (state.scoredCount + 1)) : 0 };
+  });
+  return [{ type: 'ForecastsScored', data: { castieId: state.castie.castieId, groupSlug: state.castie.groupSlug, scores } }];
 }
 
 export const castieDecider: Decider<CastieCommand, CastieEvent, CastieState> = {
@@ -237,14 +241,14 @@ export const castieDecider: Decider<CastieCommand, CastieEvent, CastieState> = {
           castie: state.castie,
           correctAnswerId: event.data.correctAnswerId,
           correctText: event.data.correctText,
-          scored: scores.map((s) => s.userId),
+          scoredCount: scores.length,
           correctCount: scores.filter((s) => s.correct).length,
+          lateScored: [],
         };
       }
       case 'ForecastsScored': {
         if (state.status !== 'answered') return state;
-        const { scores } = event.data;
-        return { ...state, scored: [...state.scored, ...scores.map((s) => s.userId)], correctCount: state.correctCount + scores.filter((s) => s.correct).length };
+        return { ...state, lateScored: [...state.lateScored, ...event.data.scores.map((s) => s.userId)] };
       }
       case 'CastieReported':
         if (state.status === 'none') return state;

@@ -120,8 +120,8 @@ describe('castie decider: forecasts scored after the answer', () => {
   const eve = 'e'.repeat(32);
   const answered = castieDecider.decide({ type: 'AnswerCastie', userId: ada, answerId: '1', keyword: undefined, forecasts, now: later }, spec.given([created]).state)[0]!;
   const late = (...users: [string, number][]): CastieCommand => ({ type: 'ScoreLateForecasts', forecasts: users.map(([userId, answerId], i) => ({ userId, forecastId: 20 + i, answerId, text: answerId === 1 ? 'Home' : 'Away' })) });
-  it('scores those the answer left out, counting them in the share with every forecast scored before', () =>
-    // 1 of the answer's 3 was right; with dan's and eve's, 2 of 5: 10 + round(90 × 0.6) = 64 (the answer's 70 stands).
+  it("scores those the answer left out, each in a share with the answer's forecasts", () =>
+    // 1 of the answer's 3 was right; with dan's, 2 of 4: 10 + round(90 × 0.5) = 55 (the answer's 70 stands).
     spec.given([created, answered]).when(late([dan, 1], [eve, 2])).then([
       {
         type: 'ForecastsScored',
@@ -129,21 +129,30 @@ describe('castie decider: forecasts scored after the answer', () => {
           castieId: id,
           groupSlug: 'sports',
           scores: [
-            { userId: dan, forecastId: 20, correct: true, points: 64 },
+            { userId: dan, forecastId: 20, correct: true, points: 55 },
             { userId: eve, forecastId: 21, correct: false, points: 0 },
           ],
         },
       },
     ]));
-  it('scores each forecaster once: those the answer scored, those scored late before, and twice in one command', () => {
+  it('gives a late forecast the same points whether found alone, first, or with others', () => {
+    const together = castieDecider.decide(late([dan, 1], [eve, 1]), spec.given([created, answered]).state)[0]!;
     const [first] = castieDecider.decide(late([dan, 1]), spec.given([created, answered]).state);
-    spec.given([created, answered, first!]).when(late([dan, 1], [bob, 1])).thenNothing();
+    const second = castieDecider.decide(late([eve, 1]), spec.given([created, answered, first!]).state)[0]!;
+    const points = (e: CastieEvent) => (e.type === 'ForecastsScored' ? e.data.scores.map((s) => s.points) : []);
+    expect(points(together)).toEqual([55, 55]);
+    expect([...points(first!), ...points(second)]).toEqual([55, 55]);
+  });
+  it('scores each forecaster once: those scored late before, and twice in one command', () => {
+    const [first] = castieDecider.decide(late([dan, 1]), spec.given([created, answered]).state);
+    spec.given([created, answered, first!]).when(late([dan, 1])).thenNothing();
     expect(castieDecider.decide(late([eve, 2], [eve, 2]), spec.given([created, answered, first!]).state)).toMatchObject([{ data: { scores: [{ userId: eve }] } }]);
   });
   it('scores nothing before an answer', () => spec.given([created]).when(late([dan, 1])).thenNothing());
   it('a write-in forecast is correct by the answer keyword', () => {
-    const keyword = castieDecider.decide({ type: 'AnswerCastie', userId: ada, answerId: undefined, keyword: 'paris', forecasts: [], now }, spec.given([writeIn]).state)[0]!;
+    const keyword = castieDecider.decide({ type: 'AnswerCastie', userId: ada, answerId: undefined, keyword: 'paris', forecasts: [{ userId: bob, forecastId: 1, answerId: null, text: 'Lyon' }], now }, spec.given([writeIn]).state)[0]!;
     const scored = castieDecider.decide({ type: 'ScoreLateForecasts', forecasts: [{ userId: dan, forecastId: 1, answerId: null, text: 'PSG PARIS ' }, { userId: eve, forecastId: 2, answerId: null, text: 'Lyon' }] }, spec.given([writeIn, keyword]).state);
+    // 1 right of bob's and its own: 10 + round(90 × 0.5) = 55.
     expect(scored).toMatchObject([{ data: { scores: [{ correct: true, points: 55 }, { correct: false, points: 0 }] } }]);
   });
 });

@@ -45,6 +45,9 @@ async function options(uuid: string): Promise<{ yes: number; no: number }> {
 const xpOn = async (board: string, p: Person): Promise<number | undefined> =>
   ((await fx.get(`/api/leaderboard/${board}/`, host)).body.leaderboard_profiles as { handle: string; xp: number }[]).find((e) => e.handle === p.handle)?.xp;
 
+/** The position of the last record of the casties topic (the embedded log: one partition). */
+const lastRecord = async () => ({ topic: 'casties', partition: 0, offset: (await fx.log.endOffsets('casties')).get(0)! - 1 });
+
 const isCorrect = async (uuid: string, p: Person): Promise<boolean | undefined> => (await fx.get(`/api/casties/${uuid}/`, p)).body.castie.userForecast?.is_correct;
 
 describe('a forecast accepted while its Castie is answered', () => {
@@ -57,7 +60,8 @@ describe('a forecast accepted while its Castie is answered', () => {
     const open = await castieHandler(await fx.store('casties')).load(castieStreamId(uuid));
     const before = (await xpOn('chess', late)) ?? 0;
     expect((await fx.post(`/api/casties/${uuid}/answer/`, host, { answer_id: yes })).status).toBe(200);
-    // ...and lands once the answer scored the forecasts it found.
+    // ...and lands once the answer scored the forecasts it found, and the policy looked for any it missed (none yet).
+    expect(await policy.waitFor([await lastRecord()], 5000)).toBe(true);
     const forecasts = new CommandHandler(await fx.store('casties'), castieEvents, forecastDecider);
     await forecasts.handle(forecastStreamId(uuid, late.userId), { type: 'PlaceForecast', userId: late.userId, castie: open.state, visible: true, forecastId: 7, answerId: yes, forecastText: undefined, now: fx.clock.now() }, { actor: late.userId, now: fx.clock.now() });
     await eventually(async () => {
@@ -76,8 +80,7 @@ describe('a forecast accepted while its Castie is answered', () => {
     const missedForecast = await fx.post(`/api/casties/${uuid}/forecast/`, missed, { answer_id: yes });
     expect(missedForecast.status).toBe(200);
     // The policy saw this forecast while its Castie was open: nothing to score then.
-    const end = (await fx.log.endOffsets('casties')).get(0)!;
-    expect(await policy.waitFor([{ topic: 'casties', partition: 0, offset: end - 1 }], 5000)).toBe(true);
+    expect(await policy.waitFor([await lastRecord()], 5000)).toBe(true);
     const before = (await xpOn('chess', missed)) ?? 0;
     // The answer as the route gives it when its look at the forecasts came before this one landed.
     await castieHandler(await fx.store('casties')).handle(
@@ -93,8 +96,35 @@ describe('a forecast accepted while its Castie is answered', () => {
     expect(await isCorrect(uuid, scoredPlayer)).toBe(false);
   });
 
+  it('was scored by the answer, but the read models do not show it yet: it is not scored again', async () => {
+    const player = players[4]!;
+    const uuid = await fx.castie(host, openEnded('Is the answer counted once?'));
+    const { yes } = await options(uuid);
+    // The policy stops; the read models stand still; the forecast lands, and the answer scores it.
+    await policy.stop();
+    await fx.runner.pause();
+    const casties = await fx.store('casties');
+    const open = await castieHandler(casties).load(castieStreamId(uuid));
+    await new CommandHandler(casties, castieEvents, forecastDecider).handle(forecastStreamId(uuid, player.userId), { type: 'PlaceForecast', userId: player.userId, castie: open.state, visible: true, forecastId: 9, answerId: yes, forecastText: undefined, now: fx.clock.now() }, { actor: player.userId, now: fx.clock.now() });
+    await castieHandler(casties).handle(castieStreamId(uuid), { type: 'AnswerCastie', userId: host.userId, answerId: yes, keyword: undefined, forecasts: [{ userId: player.userId, forecastId: 9, answerId: yes, text: 'Yes' }], now: fx.clock.now() }, { actor: host.userId, now: fx.clock.now() });
+    const end = await lastRecord();
+    // The policy comes back and finds the forecast on an answered Castie, without a score in the
+    // read models; then the answer, whose check waits for the read models: they go on then.
+    let reachedAnswer!: () => void;
+    const answerChecked = new Promise<void>((resolve) => (reachedAnswer = resolve));
+    const readModels = { catchUp: (...args: Parameters<typeof fx.runner.catchUp>) => (reachedAnswer(), fx.runner.catchUp(...args)) };
+    policy = await startLateForecastsPolicy({ log: fx.log, store: casties, documents: fx.documents, clock: fx.clock, readModels });
+    await answerChecked;
+    fx.runner.resume();
+    expect(await policy.waitFor([end], 10_000)).toBe(true);
+    expect((await casties.readStream(castieStreamId(uuid))).events.map((e) => e.type)).toEqual(['CastieCreated', 'CastieAnswered']);
+    // The only forecast, and right: 10 points, once.
+    expect(await isCorrect(uuid, player)).toBe(true);
+    expect(Object.values((await fx.get(`/api/profile/${player.handle}/stats/`, player)).body.myForecasts)).toEqual([expect.objectContaining({ uuid, points_earned: 10 })]);
+  });
+
   it('races the answer through the API: each is refused or scored, never accepted and left unscored', async () => {
-    const racing = players.slice(4);
+    const racing = players.slice(5);
     const accepted: { uuid: string; player: Person }[] = [];
     for (const player of racing) {
       const uuid = await fx.castie(host, openEnded(`Will ${player.handle} win?`));
