@@ -56,7 +56,7 @@ export async function readyCopy(root: string, sizes: Sizes, say: (line: string) 
     const server = await startCastie(root, dir);
     // What a first start goes on with in the background (policies catching up with the history)
     // is done once here, not again in every measurement made on a copy.
-    await untilIdle(server.pid);
+    await untilIdle(server.pid, say);
     await server.stop();
     rmSync(ready, { recursive: true, force: true });
     cpSync(dir, ready, { recursive: true });
@@ -67,9 +67,11 @@ export async function readyCopy(root: string, sizes: Sizes, say: (line: string) 
   return copy;
 }
 
-/** Resolves once the process used less than 2 % of a core for two seconds in a row. */
-async function untilIdle(pid: number): Promise<void> {
+/** Resolves once the process used less than 2 % of a core for two seconds in a row (or, never idle, after 5 minutes: said). */
+async function untilIdle(pid: number, say: (line: string) => void): Promise<void> {
+  const until = Date.now() + 5 * 60_000;
   for (let quiet = 0, last = cpuMsOf(pid); quiet < 2; ) {
+    if (Date.now() > until) return say('the first start was still busy after 5 minutes: the copy is kept as it is');
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const now = cpuMsOf(pid);
     quiet = now - last < 20 ? quiet + 1 : 0;
