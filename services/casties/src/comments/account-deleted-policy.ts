@@ -27,9 +27,20 @@ export async function startAccountDeletedPolicy(options: {
     startAt: () => 'committed',
     handle: async (records) => {
       for (const record of records) {
-        const parsed = EventEnvelopeSchema.safeParse(JSON.parse(record.value));
+        let value: unknown;
+        try {
+          value = JSON.parse(record.value);
+        } catch {
+          continue; // not an event: the projections dead-letter it, nothing here to delete
+        }
+        const parsed = EventEnvelopeSchema.safeParse(value);
         if (!parsed.success || parsed.data.type !== 'AccountDeleted') continue;
-        const event = identityEvents.parse(parsed.data);
+        let event;
+        try {
+          event = identityEvents.parse(parsed.data);
+        } catch {
+          continue; // not a valid AccountDeleted: the projections dead-letter it
+        }
         if (event.type !== 'AccountDeleted') continue;
         const userId = event.data.userId;
         // Comments posted a moment before the deletion may not be in the read model yet. Until

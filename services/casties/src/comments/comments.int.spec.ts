@@ -87,4 +87,17 @@ describe('a deleted account', () => {
       await policy.stop();
     }
   }, 30_000);
+
+  it('loses its comments after a record of identity that is not an event', async () => {
+    const eve = people[4]!;
+    const policy = await startAccountDeletedPolicy({ log: fx.log, store: await fx.store('casties'), documents: fx.documents, clock: fx.clock, readModels: fx.runner });
+    try {
+      await fx.post(`/api/casties/${uuid}/comment/`, eve, { commentText: 'before the junk' });
+      await fx.log.append('identity', [{ key: `account-${eve.userId}`, value: 'not json {' }]);
+      await fx.deleteAccount(eve);
+      await expect.poll(() => fx.documents.collection(COMMENTS).countDocuments({ userId: eve.userId, deleted: false }), { timeout: 10_000, interval: 200 }).toBe(0);
+    } finally {
+      await policy.stop();
+    }
+  });
 });

@@ -47,20 +47,22 @@ afterAll(async () => {
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function publish(catalog: EventCatalog<any>, streamId: string, ...events: DomainEvent[]): Promise<void> {
+async function append(catalog: EventCatalog<any>, streamId: string, ...events: DomainEvent[]) {
   const store = stores.get(catalog.topic)!;
   const { version } = await store.readStream(streamId);
-  const appended = await store.appendToStream(
+  return store.appendToStream(
     streamId,
     events.map((e) => ({ id: newId(), type: e.type, schemaVersion: 1, streamId, occurredAt: clock.now().toISOString(), actor: 'system', data: catalog.check(e).data })),
     { expectedVersion: version === 0 ? 'no_stream' : version },
   );
-  await runner.waitFor(appended.positions, 5000);
 }
+
+const signUp = (userId: string, handle: string) =>
+  append(identityEvents, `account-${userId}`, { type: 'AccountOpened', data: { userId } }, { type: 'ProfileNamed', data: { userId, handle, firstName: handle, lastName: 'L' } }, { type: 'SignUpCompleted', data: { userId, profPic: '' } });
 
 async function person(handle: string): Promise<{ userId: string; handle: string }> {
   const userId = newId();
-  await publish(identityEvents, `account-${userId}`, { type: 'AccountOpened', data: { userId } }, { type: 'ProfileNamed', data: { userId, handle, firstName: handle, lastName: 'L' } }, { type: 'SignUpCompleted', data: { userId, profPic: '' } });
+  await runner.waitFor((await signUp(userId, handle)).positions, 5000);
   return { userId, handle };
 }
 
@@ -112,6 +114,48 @@ describe('a request to join a group opened at that moment', () => {
     expect((await grantPending(ctx, 'raced', waitedBefore)).granted).toEqual(['dee']);
     // Listed only now, nobody waits any more.
     expect((await grantPending(ctx, 'raced')).granted).toEqual([]);
+  });
+
+  it('lands after the opening, from someone the read models do not know yet: granted once they do', async () => {
+    await insiders('newcomer');
+    const before = await ctx.loadGroup('newcomer');
+    expect(await policy.waitFor((await open('newcomer')).positions, 5000)).toBe(true);
+    // Eve signed up a moment ago: her account is in the log, not yet in the read models.
+    await runner.pause();
+    const eve = newId();
+    await signUp(eve, 'eve');
+    await ctx.memberships.handle(membershipStreamId('newcomer', eve), { type: 'Follow', group: before, userId: eve, handle: 'eve' }, { actor: eve, now: clock.now() });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    runner.resume();
+    await eventually(async () => expect(await standingOf('newcomer', eve)).toEqual({ following: true, access: 'granted' }));
+  });
+
+  it('is not held up by a record that is not an event', async () => {
+    await insiders('junk');
+    const fay = await person('fay');
+    await ctx.memberships.handle(membershipStreamId('junk', fay.userId), { type: 'Follow', group: await ctx.loadGroup('junk'), userId: fay.userId, handle: fay.handle }, { actor: fay.userId, now: clock.now() });
+    const [junk] = await log.append(GROUPS_TOPIC, [{ key: groupStreamId('junk'), value: 'not json {' }]);
+    expect(await policy.waitFor([junk!], 5000)).toBe(true);
+    await open('junk');
+    await eventually(async () => expect(await standingOf('junk', fay.userId)).toEqual({ following: true, access: 'granted' }));
+  });
+
+  it("the operator's opening does not count as let in someone who followed again on their own", async () => {
+    await insiders('self');
+    const gus = await person('gus');
+    const requested = await ctx.memberships.handle(membershipStreamId('self', gus.userId), { type: 'Follow', group: await ctx.loadGroup('self'), userId: gus.userId, handle: gus.handle }, { actor: gus.userId, now: clock.now() });
+    await runner.waitFor(requested.positions, 5000);
+    const waitedBefore = (await ctx.directory.pendingOf('self')).map((p) => p.userId);
+    // The policy is held, so that only gus lets himself in: following again, once the group is open.
+    await policy.stop();
+    try {
+      await open('self');
+      await ctx.memberships.handle(membershipStreamId('self', gus.userId), { type: 'Follow', group: await ctx.loadGroup('self'), userId: gus.userId, handle: gus.handle }, { actor: gus.userId, now: clock.now() });
+      expect(await standingOf('self', gus.userId)).toEqual({ following: true, access: null });
+      expect((await grantPending(ctx, 'self', waitedBefore)).granted).toEqual([]);
+    } finally {
+      policy = await startOpenGroupPolicy({ log, ctx });
+    }
   });
 
   it('in a group that requires approval again, waits for an approval', async () => {

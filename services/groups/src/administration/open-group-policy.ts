@@ -34,8 +34,10 @@ export async function grantPending(ctx: OpeningContext, slug: string, waitedBefo
       granted.push(person.handle);
     } catch (error) {
       if (!(error instanceof DomainError && error.errorType === 'improper_group_request')) throw error;
-      // Answered since it was listed. Let in meanwhile: by this opening all the same. Denied or withdrawn: not.
-      if ((await ctx.memberships.load(streamId)).state.status === 'following') granted.push(person.handle);
+      // Answered since it was listed. Let in meanwhile (granted): by this opening all the same.
+      // Denied, withdrawn, or following again on their own (access null): not.
+      const { state } = await ctx.memberships.load(streamId);
+      if (state.status === 'following' && state.access === 'granted') granted.push(person.handle);
     }
   }
   // Operators have no session: the answer shows every grant, this call's and those made meanwhile.
@@ -79,7 +81,7 @@ export async function startOpenGroupPolicy(options: { log: EventLog; ctx: Openin
             throw error;
           });
           if (!group || group.requiresApproval) continue;
-          const person = (await ctx.people.activeByIds([event.data.userId])).get(event.data.userId);
+          const person = await activePerson(ctx, event.data.userId);
           if (!person) continue;
           try {
             const done = await ctx.memberships.handle(record.key, { type: 'GrantAccess', group, userId: event.data.userId, handle: person.handle, by: 'admin' }, ctx.meta('admin'));
@@ -101,9 +103,28 @@ export async function startOpenGroupPolicy(options: { log: EventLog; ctx: Openin
   });
 }
 
+/**
+ * The requester as the read models know them, once they hold the account's events appended
+ * before now (a request may come before the read models learned of a new account); null when
+ * the account was deleted or never completed its sign-up.
+ */
+async function activePerson(ctx: OpeningContext, userId: string) {
+  const known = (await ctx.people.activeByIds([userId])).get(userId);
+  if (known) return known;
+  // Until they hold them, the batch fails and the log delivers it again.
+  if (!(await ctx.readModels.catchUp([IDENTITY_TOPIC]))) throw new Error(`the request of ${userId} is checked once the groups read models have caught up with identity`);
+  return (await ctx.people.activeByIds([userId])).get(userId) ?? null;
+}
+
 /** The record's event; null when it is not one of the groups topic's (the projections dead-letter it). */
 function parse(record: LogRecord): GroupEvent | null {
-  const envelope = EventEnvelopeSchema.safeParse(JSON.parse(record.value));
+  let value: unknown;
+  try {
+    value = JSON.parse(record.value);
+  } catch {
+    return null;
+  }
+  const envelope = EventEnvelopeSchema.safeParse(value);
   if (!envelope.success || !groupEvents.has(envelope.data.type)) return null;
   try {
     return groupEvents.parse(envelope.data) as GroupEvent;
