@@ -76,8 +76,9 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  *
  * Delivery is at least once: a relay that dies after appending to the log but before marking the
  * commits published (or that loses its lease mid-batch) publishes them again, so consumers see
- * duplicates, never gaps; each stream's events keep their order, and consumers skip versions they
- * applied. If the log is unreachable, appends still succeed once stored: after `publishTimeoutMs`
+ * duplicates, never gaps; each stream's events keep their order. The copies land at new offsets,
+ * at most one relay batch after the first ones, and consumers do not skip them yet: see "Known
+ * gap" in deploy/README.md. If the log is unreachable, appends still succeed once stored: after `publishTimeoutMs`
  * they resolve without positions and the relay publishes when the log is back.
  */
 export async function createMongoEventStore(options: MongoEventStoreOptions): Promise<EventStore> {
