@@ -5,7 +5,7 @@ import { createKafkaEventLog } from '@castie/platform/kafka/kafka-event-log';
 import { createSmtpMailer } from '@castie/platform/mail/smtp-mailer';
 import { createGridFsMediaStore } from '@castie/platform/mongo/gridfs-media-store';
 import { connectMongo, createMongoDocumentStore } from '@castie/platform/mongo/mongo-document-store';
-import { createMongoEventStore } from '@castie/platform/mongo/mongo-event-store';
+import { createMongoEventStore, REPUBLISHED_WITHIN } from '@castie/platform/mongo/mongo-event-store';
 import { createRedisCache } from '@castie/platform/redis/redis-cache';
 import pino from 'pino';
 import { readClusterConfig, type ClusterConfig } from './cluster-config.ts';
@@ -68,8 +68,9 @@ async function startService(c: ClusterConfig, name: ServiceName): Promise<Runnin
     ...(c.KAFKA_REPLICATION_FACTOR ? { replicationFactor: c.KAFKA_REPLICATION_FACTOR } : {}),
     onWarning: warn,
   });
-  // The outbox relay appends through it too: what is timed is the append to Kafka.
-  const log = measuredEventLog(kafkaLog, operations.metrics);
+  // The outbox relay appends through it too: what is timed is the append to Kafka. A relay may
+  // publish a batch again (mongo-event-store.ts): the projection runners skip the copies.
+  const log = measuredEventLog(Object.assign(kafkaLog, { republishedWithin: REPUBLISHED_WITHIN }), operations.metrics);
   // Events and read models live in separate databases: rebuilding read models drops theirs.
   const writeDb = mongo.db(`${c.MONGO_DB_PREFIX}${name}`);
   const documents = createMongoDocumentStore({ client: mongo, database: `${c.MONGO_DB_PREFIX}${name}_read` });

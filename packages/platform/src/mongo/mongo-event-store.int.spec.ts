@@ -12,7 +12,8 @@ import { createFileEventLog } from '../embedded/file-event-log.ts';
 import { createKafkaEventLog } from '../kafka/kafka-event-log.ts';
 import type { EventLog, LogRecord } from '../ports/event-log.ts';
 import type { EventStore } from '../ports/event-store.ts';
-import { createMongoEventStore } from './mongo-event-store.ts';
+import { REPUBLISHED_WITHIN } from '../service/recent-events.ts';
+import { createMongoEventStore, RELAY_BATCH_EVENTS } from './mongo-event-store.ts';
 import { connectMongo } from './mongo-document-store.ts';
 
 const mongo = await testMongo();
@@ -124,6 +125,24 @@ describe.skipIf(!mongo.url)(`mongo event store${mongo.url ? ` (${mongo.reason})`
       expect(positions).toEqual([{ topic: TOPIC, partition: 0, offset: 3 }]);
       const records = await readTopic(log, TOPIC);
       expect(records.map((r) => (JSON.parse(r.value) as EventEnvelope).data)).toEqual(['a', 'b', 'c', 'd']);
+    });
+
+    it('publishes at most RELAY_BATCH_EVENTS events at once (a commit larger than that alone), so copies a relay publishes again stay within what consumers remember', async () => {
+      const { db } = await setUp();
+      const down: EventLog = { ...log, append: async () => Promise.reject(new Error('log unreachable')), close: async () => {} };
+      const first = await createMongoEventStore({ db, topic: TOPIC, log: down, publishTimeoutMs: 100 });
+      // Stored while the log is down: 600, 600, then 1,200 events, in three commits.
+      for (const [i, n] of [600, 600, 1200].entries()) {
+        await first.appendToStream(`castie-big-${i}`, Array.from({ length: n }, (_, j) => event(`castie-big-${i}`, j)), { expectedVersion: 'no_stream' });
+      }
+      await first.close();
+      const appends: number[] = [];
+      const counted: EventLog = { ...log, append: async (topic, records) => (appends.push(records.length), log.append(topic, records)), close: async () => {} };
+      const second = await createMongoEventStore({ db, topic: TOPIC, log: counted });
+      cleanups.push(() => second.close());
+      await second.appendToStream('castie-big-3', [event('castie-big-3', 'last')], { expectedVersion: 'no_stream' });
+      expect(appends).toEqual([600, 600, 1200, 1]);
+      expect(RELAY_BATCH_EVENTS).toBeLessThanOrEqual(REPUBLISHED_WITHIN / 2);
     });
 
     it('publishes appends of a second process through the one relay that holds the lease, each once', async () => {

@@ -3,6 +3,7 @@ import { EventEnvelopeSchema, type EventEnvelope } from '@castie/contracts';
 import { MongoServerError, ObjectId, type Collection, type Db } from 'mongodb';
 import type { EventLog, LogPosition } from '../ports/event-log.ts';
 import { ConcurrencyError, type EventStore, type ExpectedVersion } from '../ports/event-store.ts';
+import { REPUBLISHED_WITHIN } from '../service/recent-events.ts';
 
 export interface MongoEventStoreOptions {
   /** The service's write-side database (not its read-model database, which `dropAll` may drop). */
@@ -51,6 +52,10 @@ const SEQUENCES = 'event_sequences';
 const LEASES = 'event_relay_leases';
 const LEASE_MS = 5_000;
 const RELAY_BATCH = 500;
+/** Events of one relay batch, at most: half of what consumers remember to skip copies (REPUBLISHED_WITHIN). */
+export const RELAY_BATCH_EVENTS = REPUBLISHED_WITHIN / 2;
+/** How far after its first copy a record the relay published again may come: the log's `republishedWithin`. */
+export { REPUBLISHED_WITHIN };
 const APPEND_ATTEMPTS = 20;
 
 const satisfies = (expected: ExpectedVersion, current: number): boolean =>
@@ -77,8 +82,9 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * Delivery is at least once: a relay that dies after appending to the log but before marking the
  * commits published (or that loses its lease mid-batch) publishes them again, so consumers see
  * duplicates, never gaps; each stream's events keep their order. The copies land at new offsets,
- * at most one relay batch after the first ones, and consumers do not skip them yet: see "Known
- * gap" in deploy/README.md. If the log is unreachable, appends still succeed once stored: after `publishTimeoutMs`
+ * within two relay batches (RELAY_BATCH_EVENTS each) of the first ones, should two relays overlap
+ * after a lost lease: the projection runner remembers that many events of each partition and
+ * skips a copy (service/recent-events.ts). If the log is unreachable, appends still succeed once stored: after `publishTimeoutMs`
  * they resolve without positions and the relay publishes when the log is back.
  */
 export async function createMongoEventStore(options: MongoEventStoreOptions): Promise<EventStore> {
@@ -135,8 +141,12 @@ export async function createMongoEventStore(options: MongoEventStoreOptions): Pr
 
   /** Publishes one batch of unpublished commits; returns how many. */
   async function relayOnce(): Promise<number> {
-    const batch = await commits.find({ topic, published: false }).sort({ seq: 1 }).limit(RELAY_BATCH).toArray();
-    if (batch.length === 0) return 0;
+    const found = await commits.find({ topic, published: false }).sort({ seq: 1 }).limit(RELAY_BATCH).toArray();
+    if (found.length === 0) return 0;
+    // At most RELAY_BATCH_EVENTS events (one commit, however many it holds, always goes): what a
+    // relay that dies before marking them publishes again stays within what consumers remember.
+    const batch = [found[0]!];
+    for (let i = 1, events = found[0]!.events.length; i < found.length && (events += found[i]!.events.length) <= RELAY_BATCH_EVENTS; i++) batch.push(found[i]!);
     const positions = await log.append(
       topic,
       batch.flatMap((commit) => commit.events.map((value) => ({ key: commit.streamId, value }))),

@@ -397,6 +397,36 @@ describe('projection runner', () => {
     await rebuilt.stop();
   });
 
+  it('skips a copy of an event a relay published again: live, after a restart, and in a rebuild', async () => {
+    // The log as the cluster's is: fed by a relay that may publish a record again (log.republishedWithin).
+    const relayed = Object.assign(log, { republishedWithin: 2000 });
+    const values = [1, 2, 3].map((n) => envelope({ n }));
+    await log.append('tallies', values.map((value) => ({ key: 'tally-1', value })));
+    const kept = openStore('copies');
+    const live = await startProjections({ group: 'tally-copies', log: relayed, store: kept, catalogs: [catalog], projections: [tally()] });
+    await live.caughtUp();
+    // The relay publishes the last two again (it died before it marked them published), and goes on.
+    expect(await live.waitFor(await log.append('tallies', [values[1]!, values[2]!, envelope({ n: 10 })].map((value) => ({ key: 'tally-1', value }))), 5000)).toBe(true);
+    expect(await kept.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 16, events: 4 });
+    await live.stop();
+    await kept.close();
+
+    // Published again while the runner was stopped: known from the records before where it resumes.
+    await log.append('tallies', [{ key: 'tally-1', value: values[0]! }, { key: 'tally-1', value: envelope({ n: 100 }) }]);
+    const reopened = openStore('copies');
+    const resumed = await startProjections({ group: 'tally-copies', log: relayed, store: reopened, catalogs: [catalog], projections: [tally()] });
+    await resumed.caughtUp();
+    expect(await reopened.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 116, events: 5 });
+    await resumed.stop();
+
+    // A rebuild of the same log counts each event once too.
+    const fresh = openStore();
+    const rebuilt = await startProjections({ group: 'tally-copies', log: relayed, store: fresh, catalogs: [catalog], projections: [tally()] });
+    await rebuilt.caughtUp();
+    expect(await fresh.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 116, events: 5 });
+    await rebuilt.stop();
+  });
+
   it('rebuilds only the projection whose version changed; the others resume', async () => {
     const OTHER = collectionSpec<Sum>({ name: 'other_sums' });
     await log.append('tallies', [1, 2, 3].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
@@ -539,7 +569,10 @@ describe('projection runner', () => {
     await built.stop();
   });
 
-  it('applies a batch and its checkpoint together: a batch whose commit failed is applied again, once', async () => {
+  it.each([
+    ['', false],
+    [' (a log that may publish a record again: the events of a batch not committed are not taken for copies)', true],
+  ])('applies a batch and its checkpoint together: a batch whose commit failed is applied again, once%s', async (_, relayed) => {
     const store = openStore();
     let failNextCommit = true;
     // The unit of work runs (every write made), then its commit fails: as if the process died there.
@@ -557,7 +590,7 @@ describe('projection runner', () => {
         }),
     };
     await log.append('tallies', [1, 2, 3].map((n) => ({ key: 'tally-1', value: envelope({ n }) })));
-    const runner = await startProjections({ group: 'tally-atomic', log, store: flaky, catalogs: [catalog], projections: [tally()] });
+    const runner = await startProjections({ group: 'tally-atomic', log: relayed ? Object.assign(log, { republishedWithin: 2000 }) : log, store: flaky, catalogs: [catalog], projections: [tally()] });
     await runner.caughtUp();
     expect(await store.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 6, events: 3 });
     expect(failNextCommit).toBe(false);

@@ -4,6 +4,7 @@ import { collectionSpec, DeferredUnitsLostError, type CollectionSpec, type Doc, 
 import { positionKey, type EventLog, type LogPosition, type LogRecord, type Subscription } from '../ports/event-log.ts';
 import { deepFreeze } from '../deep-freeze.ts';
 import { DEAD_LETTERS, deadLetterId, deadLetterView, forgetRebuiltDeadLetters, listDeadLetters, recordDeadLetter } from './dead-letters.ts';
+import { RecentEvents } from './recent-events.ts';
 
 /** One read model: which topics feed it, which collections it alone writes, and how an event changes them. */
 export interface Projection {
@@ -426,14 +427,48 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
   // A projection built by a pass reads no event: its own line says when it is built.
   const progress = new Progress(group, rebuilding.filter((p) => !passDue.has(p.name)), logger, options.progressEveryMs ?? 2000);
 
-  /** Applies a batch of one topic partition, with the readers' checkpoints, in `unit`. */
-  async function applyBatch(unit: UnitOfWork, records: readonly LogRecord[], readers: readonly Projection[], key: string, done: AppliedEvent[] | null, deferred: boolean): Promise<void> {
+  /**
+   * Where the log may publish a record again (log.republishedWithin): each partition's last events
+   * (RecentEvents), a copy of one of which is not applied. Only events of committed batches: a
+   * batch rolled back comes again. Unset (the embedded log): nothing to skip, nothing kept.
+   */
+  const window = log.republishedWithin;
+  const recent = new Map<string, RecentEvents>();
+  const recentOf = (key: string): RecentEvents => {
+    let events = recent.get(key);
+    if (!events) recent.set(key, (events = new RecentEvents(window!)));
+    return events;
+  };
+  /** The events of records already applied (delivered again, or read before where the runner resumes to know them): remembered, not applied. */
+  function remember(records: readonly LogRecord[], key: string): void {
+    if (!window) return;
+    for (const record of records) {
+      const parsed = parse(record, true);
+      if (typeof parsed !== 'string') recentOf(key).add(parsed.envelope.id);
+    }
+  }
+
+  /** Applies a batch of one topic partition, with the readers' checkpoints, in `unit`; `seen` gets its events' ids. */
+  async function applyBatch(unit: UnitOfWork, records: readonly LogRecord[], readers: readonly Projection[], key: string, done: AppliedEvent[] | null, deferred: boolean, seen: string[]): Promise<void> {
     const last = records[records.length - 1]!;
     const checkpoints = unit.collection(CHECKPOINTS);
+    const before = window ? recentOf(key) : null;
+    const inBatch = new Set<string>();
     for (const record of records) {
       const due = readers.filter((p) => !passDue.has(p.name) && (applied.get(p.name)!.get(key) ?? -1) < record.offset);
-      if (due.length === 0) continue;
+      // Applied already: read for its event's id only where copies are skipped.
+      if (due.length === 0 && !before) continue;
       const parsed = parse(record, !deferred);
+      if (before && typeof parsed !== 'string' && !record.replayed) {
+        const { id } = parsed.envelope;
+        if (before.has(id) || inBatch.has(id)) {
+          if (due.length > 0) logger?.warn({ group, topic: record.topic, partition: record.partition, offset: record.offset, eventId: id }, 'a copy of an event applied before (published again by a relay) was skipped');
+          continue;
+        }
+        inBatch.add(id);
+        seen.push(id);
+      }
+      if (due.length === 0) continue;
       if (typeof parsed === 'string') {
         await deadLetter(unit, record, parsed);
         continue;
@@ -447,24 +482,38 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     for (const p of readers) await checkpoints.replaceOne({ _id: checkpointId(p.name, key) }, { _id: checkpointId(p.name, key), projection: p.name, offset: last.offset }, { upsert: true });
   }
 
-  async function handle(records: LogRecord[]): Promise<void> {
+  /** Per partition: where the runner resumed. The records before it were read only to know their events (see startAt). */
+  const resumedAt = new Map<string, number>();
+
+  async function handle(delivered: LogRecord[]): Promise<void> {
+    const key = delivered[0] && positionKey(delivered[0]);
+    if (!key) return;
+    const from = resumedAt.get(key) ?? 0;
+    const known = delivered[0]!.offset < from ? delivered.filter((r) => r.offset < from) : [];
+    if (known.length > 0) remember(known, key);
+    const records = known.length > 0 ? delivered.slice(known.length) : delivered;
     const first = records[0];
     if (!first) return;
-    const key = positionKey(first);
     const last = records[records.length - 1]!.offset;
     const readers = projections.filter((p) => p.topics.includes(first.topic) && (applied.get(p.name)!.get(key) ?? -1) < last);
-    if (readers.length === 0) return;
+    if (readers.length === 0) return remember(records, key);
     if (broken) throw broken;
     const defer = last < (deferUntil.get(key) ?? -1);
     // A rebuild's deferred batches are not told: nobody is served from read models being rebuilt.
     const done: AppliedEvent[] | null = options.committed && !defer ? [] : null;
+    let seen: string[] = [];
     await guarded(
       store.transaction(async (unit) => {
         // Checked again once the unit began: batches rolled back while this one waited for it.
         if (broken) throw broken;
-        await applyBatch(unit, records, readers, key, done, defer);
+        seen = [];
+        await applyBatch(unit, records, readers, key, done, defer, seen);
       }, { defer }),
     );
+    if (window) {
+      const events = recentOf(key);
+      for (const id of seen) events.add(id);
+    }
     // Only once committed (or deferred: then committed with the next commit, or lost with it
     // while the runner breaks): what readers see and what the next batch skips.
     deferredSince = defer;
@@ -526,7 +575,13 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     topics,
     maxBatch: MAX_BATCH,
     batchIntervalMs: BATCH_INTERVAL_MS,
-    startAt: (topic, partition) => ({ offset: readFrom(topic, positionKey({ topic, partition })) }),
+    // Read from where the runner resumes, less the records a copy may follow: their events are
+    // remembered (not applied), so that a copy of one of them, published again, is known.
+    startAt: (topic, partition) => {
+      const key = positionKey({ topic, partition });
+      resumedAt.set(key, readFrom(topic, key));
+      return { offset: Math.max(0, resumedAt.get(key)! - (window ?? 0)) };
+    },
     handle: gated,
   });
 
