@@ -16,6 +16,7 @@ export * from './service/decider.ts';
 export * from './service/projections.ts';
 export * from './service/managed-read-models.ts';
 export * from './service/dead-letters.ts';
+export * from './service/policy-records.ts';
 export * from './embedded/file-event-log.ts';
 export * from './embedded/log-event-store.ts';
 

@@ -1,5 +1,5 @@
-import { castieEvents, CASTIES_TOPIC, EventEnvelopeSchema, type CastieEvent } from '@castie/contracts';
-import type { Clock, DocumentStore, EventLog, EventStore, LogRecord, ReadModels, Subscription } from '@castie/platform';
+import { castieEvents, CASTIES_TOPIC, type CastieEvent } from '@castie/contracts';
+import { policyEventOf, type Clock, type DocumentStore, type EventLog, type EventStore, type LogRecord, type ReadModels, type Subscription } from '@castie/platform';
 import type { FastifyBaseLogger } from 'fastify';
 import { forecastOfStream } from '../forecasting/decider.ts';
 import { FORECASTS, forecastDocId, forecastsOfCastie } from '../forecasting/read-model.ts';
@@ -70,7 +70,7 @@ export async function startLateForecastsPolicy(options: {
           continue;
         }
         if (!record.key.startsWith('castie-')) continue;
-        const event = parse(record);
+        const event = policyEventOf(castieEvents, record);
         if (event?.type !== 'CastieAnswered') continue;
         // Every answer of this batch was in the log before this call: one catch-up serves them all.
         if (!caughtUp) {
@@ -86,28 +86,11 @@ export async function startLateForecastsPolicy(options: {
       const docs = await forecasts.byIds(answeredCasties.map((f) => f.id));
       for (const { id, record } of answeredCasties) {
         if (docs.get(id)?.correct != null) continue;
-        const event = parse(record);
+        const event = policyEventOf(castieEvents, record);
         if (event?.type !== 'ForecastPlaced') continue;
         const d = event.data;
         await score(d.castieId, [{ userId: d.userId, forecastId: d.forecastId, answerId: d.answerId, text: d.text }]);
       }
     },
   });
-}
-
-/** The record's event; null when it is not one of the casties topic's (the projections dead-letter it: nothing here to score). */
-function parse(record: LogRecord): CastieEvent | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(record.value);
-  } catch {
-    return null;
-  }
-  const envelope = EventEnvelopeSchema.safeParse(value);
-  if (!envelope.success || !castieEvents.has(envelope.data.type)) return null;
-  try {
-    return castieEvents.parse(envelope.data) as CastieEvent;
-  } catch {
-    return null;
-  }
 }

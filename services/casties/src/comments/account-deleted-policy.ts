@@ -1,5 +1,5 @@
-import { castieEvents, CASTIES_TOPIC, DomainError, EventEnvelopeSchema, IDENTITY_TOPIC, identityEvents } from '@castie/contracts';
-import { CommandHandler, type Clock, type DocumentStore, type EventLog, type EventStore, type ReadModels, type Subscription } from '@castie/platform';
+import { castieEvents, CASTIES_TOPIC, DomainError, IDENTITY_TOPIC, identityEvents } from '@castie/contracts';
+import { CommandHandler, policyEventOf, type Clock, type DocumentStore, type EventLog, type EventStore, type ReadModels, type Subscription } from '@castie/platform';
 import type { FastifyBaseLogger } from 'fastify';
 import { commentDecider, commentStreamId } from './decider.ts';
 import { COMMENTS } from './read-model.ts';
@@ -27,21 +27,8 @@ export async function startAccountDeletedPolicy(options: {
     startAt: () => 'committed',
     handle: async (records) => {
       for (const record of records) {
-        let value: unknown;
-        try {
-          value = JSON.parse(record.value);
-        } catch {
-          continue; // not an event: the projections dead-letter it, nothing here to delete
-        }
-        const parsed = EventEnvelopeSchema.safeParse(value);
-        if (!parsed.success || parsed.data.type !== 'AccountDeleted') continue;
-        let event;
-        try {
-          event = identityEvents.parse(parsed.data);
-        } catch {
-          continue; // not a valid AccountDeleted: the projections dead-letter it
-        }
-        if (event.type !== 'AccountDeleted') continue;
+        const event = policyEventOf(identityEvents, record);
+        if (event?.type !== 'AccountDeleted') continue;
         const userId = event.data.userId;
         // Comments posted a moment before the deletion may not be in the read model yet. Until
         // they are, the batch fails and the log delivers it again: looked up from a read model

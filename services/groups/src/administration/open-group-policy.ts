@@ -1,5 +1,5 @@
-import { DomainError, EventEnvelopeSchema, groupEvents, GROUPS_TOPIC, IDENTITY_TOPIC, type GroupEvent } from '@castie/contracts';
-import type { EventLog, LogRecord, Subscription } from '@castie/platform';
+import { DomainError, groupEvents, GROUPS_TOPIC, IDENTITY_TOPIC } from '@castie/contracts';
+import { policyEventOf, type EventLog, type Subscription } from '@castie/platform';
 import type { FastifyBaseLogger } from 'fastify';
 import type { GroupsContext } from '../context.ts';
 import { membershipStreamId } from '../following/membership-decider.ts';
@@ -74,7 +74,7 @@ export async function startOpenGroupPolicy(options: { log: EventLog; ctx: Openin
       for (const record of records) {
         const membership = MEMBERSHIP_STREAM.exec(record.key);
         if (membership) {
-          const event = parse(record);
+          const event = policyEventOf(groupEvents, record);
           if (event?.type !== 'GroupAccessRequested') continue;
           const group = await ctx.loadGroup(event.data.slug).catch((error: unknown) => {
             if (error instanceof DomainError) return null;
@@ -92,7 +92,7 @@ export async function startOpenGroupPolicy(options: { log: EventLog; ctx: Openin
           continue;
         }
         if (!record.key.startsWith('group-')) continue;
-        const event = parse(record);
+        const event = policyEventOf(groupEvents, record);
         if (event?.type !== 'GroupConfigured' || event.data.requiresApproval !== false) continue;
         const { granted, complete } = await grantPending(ctx, event.data.slug);
         // Until the read models hold every request, the batch fails and the log delivers it again.
@@ -114,21 +114,4 @@ async function activePerson(ctx: OpeningContext, userId: string) {
   // Until they hold them, the batch fails and the log delivers it again.
   if (!(await ctx.readModels.catchUp([IDENTITY_TOPIC]))) throw new Error(`the request of ${userId} is checked once the groups read models have caught up with identity`);
   return (await ctx.people.activeByIds([userId])).get(userId) ?? null;
-}
-
-/** The record's event; null when it is not one of the groups topic's (the projections dead-letter it). */
-function parse(record: LogRecord): GroupEvent | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(record.value);
-  } catch {
-    return null;
-  }
-  const envelope = EventEnvelopeSchema.safeParse(value);
-  if (!envelope.success || !groupEvents.has(envelope.data.type)) return null;
-  try {
-    return groupEvents.parse(envelope.data) as GroupEvent;
-  } catch {
-    return null;
-  }
 }
