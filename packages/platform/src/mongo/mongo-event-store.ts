@@ -3,7 +3,6 @@ import { EventEnvelopeSchema, type EventEnvelope } from '@castie/contracts';
 import { MongoServerError, ObjectId, type Collection, type Db } from 'mongodb';
 import type { EventLog, LogPosition } from '../ports/event-log.ts';
 import { ConcurrencyError, type EventStore, type ExpectedVersion } from '../ports/event-store.ts';
-import { REPUBLISHED_WITHIN } from '../service/recent-events.ts';
 
 export interface MongoEventStoreOptions {
   /** The service's write-side database (not its read-model database, which `dropAll` may drop). */
@@ -52,10 +51,17 @@ const SEQUENCES = 'event_sequences';
 const LEASES = 'event_relay_leases';
 const LEASE_MS = 5_000;
 const RELAY_BATCH = 500;
-/** Events of one relay batch, at most: half of what consumers remember to skip copies (REPUBLISHED_WITHIN). */
+/**
+ * How many records of a partition after the first a copy the relay published again comes, at
+ * most (the log's `republishedWithin`, which consumers remember): a relay that dies between
+ * publishing a batch (RELAY_BATCH_EVENTS events at most, unless one commit holds more) and marking
+ * it published has it published again right after, by itself or the next relay. Not bounded: a
+ * relay that lost its lease while its append hung (a broker failover longer than the lease) can
+ * land its copies after the next relay published many batches (deploy/README.md, Delivery).
+ */
+export const REPUBLISHED_WITHIN = 2000;
+/** Events of one relay batch, at most (one commit always goes whole): half of REPUBLISHED_WITHIN. */
 export const RELAY_BATCH_EVENTS = REPUBLISHED_WITHIN / 2;
-/** How far after its first copy a record the relay published again may come: the log's `republishedWithin`. */
-export { REPUBLISHED_WITHIN };
 const APPEND_ATTEMPTS = 20;
 
 const satisfies = (expected: ExpectedVersion, current: number): boolean =>
@@ -82,9 +88,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * Delivery is at least once: a relay that dies after appending to the log but before marking the
  * commits published (or that loses its lease mid-batch) publishes them again, so consumers see
  * duplicates, never gaps; each stream's events keep their order. The copies land at new offsets,
- * within two relay batches (RELAY_BATCH_EVENTS each) of the first ones, should two relays overlap
- * after a lost lease: the projection runner remembers that many events of each partition and
- * skips a copy (service/recent-events.ts). If the log is unreachable, appends still succeed once stored: after `publishTimeoutMs`
+ * right after the first ones (REPUBLISHED_WITHIN): the projection runner remembers that many
+ * events of each partition and skips a copy (service/recent-events.ts). If the log is unreachable, appends still succeed once stored: after `publishTimeoutMs`
  * they resolve without positions and the relay publishes when the log is back.
  */
 export async function createMongoEventStore(options: MongoEventStoreOptions): Promise<EventStore> {

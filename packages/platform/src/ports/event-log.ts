@@ -77,7 +77,7 @@ export interface EventLog {
   /**
    * Set where a record may be published again, as a copy at a later offset of its partition, at
    * most this many records after the first: the cluster's log, fed by the outbox relay of the
-   * MongoDB event store (REPUBLISHED_WITHIN). Consumers that must not apply an event twice skip
+   * MongoDB event store (its REPUBLISHED_WITHIN). Consumers that must not apply an event twice skip
    * the copies (the projection runner does). Unset: no record is ever published twice.
    */
   readonly republishedWithin?: number;

@@ -417,6 +417,11 @@ describe('projection runner', () => {
     const resumed = await startProjections({ group: 'tally-copies', log: relayed, store: reopened, catalogs: [catalog], projections: [tally()] });
     await resumed.caughtUp();
     expect(await reopened.collection(SUMS).findOne({ _id: 'sum' })).toMatchObject({ total: 116, events: 5 });
+
+    // An event this runner cannot read (a newer type): one dead letter, however many copies.
+    const unknown = envelope({ n: 7 }, 'Recounted');
+    expect(await resumed.waitFor(await log.append('tallies', [unknown, unknown].map((value) => ({ key: 'tally-1', value }))), 5000)).toBe(true);
+    expect((await deadLetters('tally-copies')).map((d) => d.offset)).toHaveLength(1);
     await resumed.stop();
 
     // A rebuild of the same log counts each event once too.

@@ -179,6 +179,16 @@ function decode(catalog: AnyCatalog, value: string): Decoded {
   return { event: catalog.parse(envelope), envelope };
 }
 
+/** The event id of a record whose event breaks its contract (unknown type, bad data), when it has one. */
+function envelopeIdOf(value: string): string | null {
+  try {
+    const id = (JSON.parse(value) as { id?: unknown } | null)?.id;
+    return typeof id === 'string' && id !== '' ? id : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Records decoded lately, per catalog, by offset, with their text (offsets repeat across partitions and logs), and the bytes of text kept. */
 const decodedRecords = new WeakMap<AnyCatalog, { bytes: number; records: Map<number, { value: string; decoded: Decoded }> }>();
 /** Text kept per catalog: the batches every runner of a process applies at about the same time (a forecast's is 600 bytes). */
@@ -444,7 +454,8 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     if (!window) return;
     for (const record of records) {
       const parsed = parse(record, true);
-      if (typeof parsed !== 'string') recentOf(key).add(parsed.envelope.id);
+      const id = typeof parsed === 'string' ? envelopeIdOf(record.value) : parsed.envelope.id;
+      if (id) recentOf(key).add(id);
     }
   }
 
@@ -454,15 +465,17 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
     const checkpoints = unit.collection(CHECKPOINTS);
     const before = window ? recentOf(key) : null;
     const inBatch = new Set<string>();
+    let copies = 0;
     for (const record of records) {
       const due = readers.filter((p) => !passDue.has(p.name) && (applied.get(p.name)!.get(key) ?? -1) < record.offset);
       // Applied already: read for its event's id only where copies are skipped.
       if (due.length === 0 && !before) continue;
       const parsed = parse(record, !deferred);
-      if (before && typeof parsed !== 'string' && !record.replayed) {
-        const { id } = parsed.envelope;
-        if (before.has(id) || inBatch.has(id)) {
-          if (due.length > 0) logger?.warn({ group, topic: record.topic, partition: record.partition, offset: record.offset, eventId: id }, 'a copy of an event applied before (published again by a relay) was skipped');
+      // A record that breaks its contract has its copies too (each would be one more dead letter).
+      const id = before && (typeof parsed === 'string' ? envelopeIdOf(record.value) : parsed.envelope.id);
+      if (id) {
+        if (before!.has(id) || inBatch.has(id)) {
+          if (due.length > 0) copies++;
           continue;
         }
         inBatch.add(id);
@@ -478,6 +491,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
       if (appliedAll && pendingLetters.size > 0 && pendingLetters.has(deadLetterId(record))) await settleLetter(unit, record, due);
       done?.push({ ...parsed, record });
     }
+    if (copies > 0) logger?.warn({ group, topic: last.topic, partition: last.partition, copies, upTo: last.offset }, `${copies} copies of events applied before (published again by a relay) were skipped`);
     for (const p of readers) if (!passDue.has(p.name)) await endBatch(unit, p, last);
     for (const p of readers) await checkpoints.replaceOne({ _id: checkpointId(p.name, key) }, { _id: checkpointId(p.name, key), projection: p.name, offset: last.offset }, { upsert: true });
   }

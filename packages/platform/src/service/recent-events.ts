@@ -1,13 +1,4 @@
 /**
- * How many records of a partition a copy of a record may come after it. The cluster's outbox
- * relay (mongo/mongo-event-store.ts) publishes a batch of at most RELAY_BATCH_EVENTS events;
- * one that dies (or loses its lease) between publishing and marking the batch published has
- * it published again, by itself or the next relay, right after the first copies: within two
- * batches, should the two relays overlap.
- */
-export const REPUBLISHED_WITHIN = 2000;
-
-/**
  * The ids of the last `capacity` events of one partition (FIFO): an event seen again among them
  * is a copy a relay published again, which a projection must not apply twice (it would count the
  * event twice: checkpoints guard by offset, and a copy has its own).
