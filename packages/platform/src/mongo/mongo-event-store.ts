@@ -89,8 +89,9 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * commits published (or that loses its lease mid-batch) publishes them again, so consumers see
  * duplicates, never gaps; each stream's events keep their order. The copies land at new offsets,
  * right after the first ones (REPUBLISHED_WITHIN): the projection runner remembers that many
- * events of each partition and skips a copy (service/recent-events.ts). If the log is unreachable, appends still succeed once stored: after `publishTimeoutMs`
- * they resolve without positions and the relay publishes when the log is back.
+ * events of each partition and skips a copy (service/recent-events.ts). If the log is
+ * unreachable, appends still succeed once stored: after `publishTimeoutMs` they resolve without
+ * positions and the relay publishes when the log is back.
  */
 export async function createMongoEventStore(options: MongoEventStoreOptions): Promise<EventStore> {
   const { db, topic, log } = options;

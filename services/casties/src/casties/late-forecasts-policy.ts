@@ -58,7 +58,7 @@ export async function startLateForecastsPolicy(options: {
     startAt: () => 'committed',
     handle: async (records) => {
       /** Forecasts of this batch on answered Casties, not scored late: looked up together in the read models. */
-      const answeredCasties: { id: string; record: LogRecord }[] = [];
+      const onAnswered: { id: string; record: LogRecord }[] = [];
       /** Set once the read models held what the log had when this batch began: after every answer in it. */
       let caughtUp = false;
       for (const record of records) {
@@ -66,7 +66,7 @@ export async function startLateForecastsPolicy(options: {
         const forecast = forecastOfStream(record.key);
         if (forecast) {
           const { state } = await casties.load(castieStreamId(forecast.castieId));
-          if (state.status === 'answered' && !state.lateScored.includes(forecast.userId)) answeredCasties.push({ id: forecastDocId(forecast.castieId, forecast.userId), record });
+          if (state.status === 'answered' && !state.lateScored.includes(forecast.userId)) onAnswered.push({ id: forecastDocId(forecast.castieId, forecast.userId), record });
           continue;
         }
         if (!record.key.startsWith('castie-')) continue;
@@ -81,10 +81,10 @@ export async function startLateForecastsPolicy(options: {
         const unscored = (await forecasts.find(forecastsOfCastie(event.data.castieId))).filter((f) => f.correct === null);
         if (unscored.length > 0) await score(event.data.castieId, unscored.map((f) => ({ userId: f.userId, forecastId: f.forecastId, answerId: f.answerId, text: f.text })));
       }
-      if (answeredCasties.length === 0) return;
+      if (onAnswered.length === 0) return;
       // Scored, as the read models show it (all of them, on a first pass over a history): skipped.
-      const docs = await forecasts.byIds(answeredCasties.map((f) => f.id));
-      for (const { id, record } of answeredCasties) {
+      const docs = await forecasts.byIds(onAnswered.map((f) => f.id));
+      for (const { id, record } of onAnswered) {
         if (docs.get(id)?.correct != null) continue;
         const event = policyEventOf(castieEvents, record);
         if (event?.type !== 'ForecastPlaced') continue;

@@ -45,8 +45,6 @@ export async function grantPending(ctx: OpeningContext, slug: string, waitedBefo
   return { granted, complete };
 }
 
-const MEMBERSHIP_STREAM = /^membership-(.+)-([0-9a-f]{32})$/;
-
 /**
  * A policy: no request waits in a group that no longer requires approval, those made at the
  * moment it was opened too.
@@ -72,8 +70,8 @@ export async function startOpenGroupPolicy(options: { log: EventLog; ctx: Openin
     startAt: () => 'committed',
     handle: async (records) => {
       for (const record of records) {
-        const membership = MEMBERSHIP_STREAM.exec(record.key);
-        if (membership) {
+        // A membership's stream (membershipStreamId), whose key is that stream's id.
+        if (record.key.startsWith('membership-')) {
           const event = policyEventOf(groupEvents, record);
           if (event?.type !== 'GroupAccessRequested') continue;
           const group = await ctx.loadGroup(event.data.slug).catch((error: unknown) => {
