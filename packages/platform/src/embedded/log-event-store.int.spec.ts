@@ -183,6 +183,31 @@ describe('log event store on the file log', () => {
     await reopened.close();
   });
 
+  it('opened on an index, knows every stream of it and those appended meanwhile: none reads as new, a new one does', async () => {
+    dir = await tempDir();
+    log = await createFileEventLog({ dir });
+    // More streams than it learns in one turn (5,000), straight into the log; the first open indexes them.
+    const ids = Array.from({ length: 12_345 }, (_, i) => `forecast-${i}`);
+    await log.append(
+      TOPIC,
+      ids.map((id) => ({ key: id, value: JSON.stringify({ ...event(id, id), streamVersion: 1 }) })),
+    );
+    await (await createLogEventStore({ log, topic: TOPIC })).close();
+
+    const store = await createLogEventStore({ log, topic: TOPIC });
+    // While it learns the index's streams, past where it has read them ("a" sorts before "forecast").
+    await store.appendToStream('a-late', [event('a-late', 'late')], { expectedVersion: 'no_stream' });
+    await store.streamsKnown();
+    for (const id of [...ids, 'a-late']) expect((await store.readStream(id)).version, id).toBe(1);
+    for (const id of ['forecast-0', 'forecast-6000', 'forecast-12344', 'a-late']) {
+      await expect(store.appendToStream(id, [event(id, 'again')], { expectedVersion: 'no_stream' })).rejects.toBeInstanceOf(ConcurrencyError);
+    }
+    expect(await store.readStream('forecast-new')).toEqual({ version: 0, events: [] });
+    expect((await store.appendToStream('forecast-new', [event('forecast-new', 'first')], { expectedVersion: 'no_stream' })).version).toBe(1);
+    expect((await store.readStream('forecast-new')).events.map((e) => e.data)).toEqual(['first']);
+    await store.close();
+  });
+
   it('rebuilds a lost stream index from the log, and opens again without reading the log', async () => {
     dir = await tempDir();
     log = await createFileEventLog({ dir });
