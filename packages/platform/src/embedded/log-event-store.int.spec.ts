@@ -186,25 +186,40 @@ describe('log event store on the file log', () => {
   it('opened on an index, knows every stream of it and those appended meanwhile: none reads as new, a new one does', async () => {
     dir = await tempDir();
     log = await createFileEventLog({ dir });
-    // More streams than it learns in one turn (5,000), straight into the log; the first open indexes them.
+    // More rows than it learns in one turn (5,000), straight into the log: a stream longer than a
+    // turn, then many of one event; the first open indexes them.
+    const long = Array.from({ length: 7_000 }, (_, i) => ({ key: 'b-long', value: JSON.stringify({ ...event('b-long', i), streamVersion: i + 1 }) }));
     const ids = Array.from({ length: 12_345 }, (_, i) => `forecast-${i}`);
-    await log.append(
-      TOPIC,
-      ids.map((id) => ({ key: id, value: JSON.stringify({ ...event(id, id), streamVersion: 1 }) })),
-    );
+    await log.append(TOPIC, [...long, ...ids.map((id) => ({ key: id, value: JSON.stringify({ ...event(id, id), streamVersion: 1 }) }))]);
     await (await createLogEventStore({ log, topic: TOPIC })).close();
 
+    // Commands first, before any read: a stream it had not learned would take 'no_stream' again.
+    const cold = await createLogEventStore({ log, topic: TOPIC });
+    await cold.streamsKnown();
+    for (const id of ['b-long', 'forecast-0', 'forecast-6000', 'forecast-12344']) {
+      await expect(cold.appendToStream(id, [event(id, 'again')], { expectedVersion: 'no_stream' }), id).rejects.toBeInstanceOf(ConcurrencyError);
+    }
+    await cold.close();
+
     const store = await createLogEventStore({ log, topic: TOPIC });
-    // While it learns the index's streams, past where it has read them ("a" sorts before "forecast").
+    // While it learns the index's streams, past where it has read them ("a" sorts before the others).
     await store.appendToStream('a-late', [event('a-late', 'late')], { expectedVersion: 'no_stream' });
     await store.streamsKnown();
     for (const id of [...ids, 'a-late']) expect((await store.readStream(id)).version, id).toBe(1);
-    for (const id of ['forecast-0', 'forecast-6000', 'forecast-12344', 'a-late']) {
-      await expect(store.appendToStream(id, [event(id, 'again')], { expectedVersion: 'no_stream' })).rejects.toBeInstanceOf(ConcurrencyError);
-    }
+    expect((await store.readStream('b-long')).version).toBe(7_000);
     expect(await store.readStream('forecast-new')).toEqual({ version: 0, events: [] });
     expect((await store.appendToStream('forecast-new', [event('forecast-new', 'first')], { expectedVersion: 'no_stream' })).version).toBe(1);
     expect((await store.readStream('forecast-new')).events.map((e) => e.data)).toEqual(['first']);
+    await store.close();
+  });
+
+  it('refuses a stream id the log could not give back as it is (a lone surrogate)', async () => {
+    dir = await tempDir();
+    log = await createFileEventLog({ dir });
+    const store = await createLogEventStore({ log, topic: TOPIC });
+    const id = 'castie-\ud800';
+    await expect(store.appendToStream(id, [event(id, 1)], { expectedVersion: 'no_stream' })).rejects.toThrow(/not well-formed Unicode/);
+    expect((await log.endOffsets(TOPIC)).get(0) ?? 0).toBe(0);
     await store.close();
   });
 

@@ -55,8 +55,9 @@ const CATCH_UP_BATCH = 5000;
 const RECENT_STREAMS_BYTES = 32 * 1024 * 1024;
 /** Streams whose version is kept (about 150 bytes each). */
 const KNOWN_VERSIONS = 50_000;
-/** Stream ids read from the index at a time while learning which streams exist (a few ms each). */
-const KNOWN_STREAMS_CHUNK = 5000;
+const LONE_SURROGATE = /\p{Cs}/u;
+/** Rows of the index read at a time while learning which streams exist: a few ms each, however long the streams. */
+const LEARN_ROWS = 5000;
 
 /**
  * The event store of the embedded profile, on an event log topic. The log holds the events; a
@@ -85,7 +86,7 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
   const insert = db.prepare('INSERT OR IGNORE INTO events (stream, version, offset) VALUES (?, ?, ?)');
   const offsetAt = db.prepare<[string, number], number>('SELECT offset FROM events WHERE stream = ? AND version = ?').pluck();
   const isEmpty = db.prepare('SELECT 1 FROM events LIMIT 1').pluck();
-  const streamsAfter = db.prepare<[string, number], string>('SELECT stream FROM events WHERE stream > ? AND version = 1 ORDER BY stream LIMIT ?').pluck();
+  const rowsAfter = db.prepare<[string, number, number], [string, number]>('SELECT stream, version FROM events WHERE (stream, version) > (?, ?) ORDER BY stream, version LIMIT ?').raw();
   const nextOf = db.prepare<[string], number>('SELECT next FROM indexed WHERE topic = ?').pluck();
   const setNext = db.prepare('INSERT INTO indexed (topic, next) VALUES (?, ?) ON CONFLICT (topic) DO UPDATE SET next = excluded.next');
   const index = db.transaction((rows: { stream: string; version: number; offset: number }[], next: number) => {
@@ -148,14 +149,19 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
     return version;
   };
 
-  /** Learns the index's streams (see `knownStreams`), a chunk per turn of the event loop; false if the store closed first. */
+  /**
+   * Learns the index's streams (see `knownStreams`), LEARN_ROWS rows of it per turn of the event
+   * loop (by rows, not streams: a person's inbox stream grows with every sign-in); false if the
+   * store closed first. Every stream has a version 1 (build, resume and appends number from 1).
+   */
   async function learnStreams(): Promise<boolean> {
-    let after = '';
+    let stream = '';
+    let version = 0;
     while (!closed) {
-      const chunk = streamsAfter.all(after, KNOWN_STREAMS_CHUNK);
-      for (const streamId of chunk) knownStreams.add(streamId);
-      if (chunk.length < KNOWN_STREAMS_CHUNK) return (allKnown = true);
-      after = chunk[chunk.length - 1]!;
+      const rows = rowsAfter.all(stream, version, LEARN_ROWS);
+      for (const [id, v] of rows) if (v === 1) knownStreams.add(id);
+      if (rows.length < LEARN_ROWS) return (allKnown = true);
+      [stream, version] = rows[rows.length - 1]!;
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     return false;
@@ -310,6 +316,8 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
     async appendToStream(streamId, events, { expectedVersion }) {
       if (closed) throw new Error(`event store on ${topic} is closed`);
       // Validate before reserving, so a bad event never holds up the stream.
+      // The log keeps keys as UTF-8: a lone surrogate would come back as another id (U+FFFD).
+      if (LONE_SURROGATE.test(streamId)) throw new Error(`stream id ${JSON.stringify(streamId)} is not well-formed Unicode`);
       const checked = events.map((event) => {
         const envelope = EventEnvelopeSchema.parse({ ...event, streamVersion: 1 });
         if (envelope.streamId !== streamId) throw new Error(`event ${envelope.id} belongs to stream ${envelope.streamId}, not ${streamId}`);
