@@ -186,7 +186,7 @@ describe('log event store on the file log', () => {
   it('opened on an index, knows every stream of it and those appended meanwhile: none reads as new, a new one does', async () => {
     dir = await tempDir();
     log = await createFileEventLog({ dir });
-    // More rows than it learns in one turn (5,000), straight into the log: a stream longer than a
+    // More rows than it learns in one turn (1,000), straight into the log: a stream longer than a
     // turn, then many of one event; the first open indexes them.
     const long = Array.from({ length: 7_000 }, (_, i) => ({ key: 'b-long', value: JSON.stringify({ ...event('b-long', i), streamVersion: i + 1 }) }));
     const ids = Array.from({ length: 12_345 }, (_, i) => `forecast-${i}`);
