@@ -55,6 +55,7 @@ const CATCH_UP_BATCH = 5000;
 const RECENT_STREAMS_BYTES = 32 * 1024 * 1024;
 /** Streams whose version is kept (about 150 bytes each). */
 const KNOWN_VERSIONS = 50_000;
+/** A UTF-16 surrogate without its pair: UTF-8 (the log's keys) cannot hold it. */
 const LONE_SURROGATE = /\p{Cs}/u;
 /** Rows of the index read at a time while learning which streams exist: well under a millisecond each (requests wait for no more), however long the streams. */
 const LEARN_ROWS = 1000;
@@ -334,8 +335,9 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
       const envelopes = checked.map((envelope, i) => ({ ...envelope, streamVersion: current + i + 1 }));
       let release!: () => void;
       inFlight.set(streamId, new Promise<void>((resolve) => (release = resolve)));
-      // Known before it lands: a read meanwhile asks the index (and finds what has landed).
-      knownStreams.add(streamId);
+      // A new stream is known before it lands: a read meanwhile asks the index (and finds what
+      // has landed). Once only: every add counts against the filter's size.
+      if (current === 0) knownStreams.add(streamId);
       try {
         const values = envelopes.map((envelope) => JSON.stringify(envelope));
         const positions = await log.append(
