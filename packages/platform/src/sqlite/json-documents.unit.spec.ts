@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyUpdateOrNothing, cloneJson, type JsonObject } from './json-documents.ts';
+import { deepFreeze } from '../deep-freeze.ts';
+import { applyUpdateOrNothing, cloneJson, undoUpdates, writableCopy, type JsonObject, type Undo } from './json-documents.ts';
 
 describe('an update applied all or nothing', () => {
   const person = (): JsonObject => ({
@@ -53,5 +54,53 @@ describe('an update applied all or nothing', () => {
     const doc: JsonObject = { _id: 'p2' };
     expect(() => applyUpdateOrNothing(doc, { $setOnInsert: { name: '', stats: { forecasts: 0 } }, $inc: { 'stats.forecasts': 1 } }, true, refuse)).toThrow(/refused/);
     expect(doc).toEqual({ _id: 'p2' });
+  });
+
+  describe('on a document taken from the cache (deeply frozen, shared with every reader)', () => {
+    const update = {
+      $set: { 'stats.byGroup.weather': 9, 'stats.byGroup.club': 1, name: 'Bob' },
+      $unset: { 'stats.forecasts': '' },
+      $inc: { score: 2 },
+      $push: { following: 'sports' },
+      $addToSet: { friends: { $each: ['d', 'b'] } },
+      $pull: { friends: 'c' },
+    };
+
+    it('changes a copy as it would change the document itself, and leaves the shared one as it was', () => {
+      const shared = deepFreeze(person());
+      const copy = writableCopy(shared);
+      expect(applyUpdateOrNothing(copy, update, false, () => undefined)).toBe(true);
+      const expected = person();
+      applyUpdateOrNothing(expected, update, false, () => undefined);
+      expect(JSON.stringify(copy)).toBe(JSON.stringify(expected));
+      expect(JSON.stringify(shared)).toBe(JSON.stringify(person()));
+      // What no write reached is shared, not copied.
+      expect(writableCopy(shared).stats).toBe(shared.stats);
+    });
+
+    it('puts the copy back as it was when the check refuses the update, the shared parts as the very objects', () => {
+      const shared = deepFreeze(person());
+      const copy = writableCopy(shared);
+      // A first update applied (kept), then one refused: the second one's undo only.
+      applyUpdateOrNothing(copy, { $inc: { 'stats.byGroup.weather': 1 } }, false, () => undefined);
+      const afterFirst = JSON.stringify(copy);
+      const stats = copy.stats;
+      expect(() => applyUpdateOrNothing(copy, update, false, refuse)).toThrow(/refused/);
+      expect(JSON.stringify(copy)).toBe(afterFirst);
+      expect(copy.stats).toBe(stats);
+      expect(copy.following).toBe(shared.following);
+      expect(JSON.stringify(shared)).toBe(JSON.stringify(person()));
+    });
+
+    it('is put back whole, after several updates, by their kept undo (an attempt that failed later)', () => {
+      const shared = deepFreeze(person());
+      const copy = writableCopy(shared);
+      const kept: Undo[] = [];
+      applyUpdateOrNothing(copy, { $inc: { 'stats.byGroup.weather': 1 }, $push: { following: 'x' } }, false, () => undefined, kept);
+      applyUpdateOrNothing(copy, update, false, () => undefined, kept);
+      undoUpdates(kept);
+      expect(JSON.stringify(copy)).toBe(JSON.stringify(shared));
+      for (const key of ['stats', 'following', 'friends'] as const) expect(copy[key]).toBe(shared[key]);
+    });
   });
 });

@@ -17,7 +17,7 @@ import type { DocumentsMatching } from '../service/projections.ts';
 import { backgroundCheckpoints } from './background-checkpoints.ts';
 import { DocumentCache } from './document-cache.ts';
 import { IdFilter } from './id-filter.ts';
-import { applyUpdate, applyUpdateOrNothing, cloneJson, getPath, isOperatorObject, matches, regexFor, seedFromFilter, undoUpdates, type JsonObject, type Undo } from './json-documents.ts';
+import { applyUpdate, applyUpdateOrNothing, cloneJson, getPath, isOperatorObject, matches, regexFor, seedFromFilter, undoUpdates, writableCopy, type JsonObject, type Undo } from './json-documents.ts';
 import { compileFilter, compileSort, fieldExpr, jsonPath, quoteIdent, sqlValue, type Membership, type TableShape } from './sql-filter.ts';
 
 export interface SqliteDocumentStoreOptions {
@@ -969,7 +969,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       // has not touched it): a copy, which the unit may change.
       const cached = absent ? null : cache.get(t.name, id);
       const text = cached !== undefined ? undefined : t.docOf(id);
-      const doc = cached ? cloneJson(cached) : text === undefined ? null : (JSON.parse(text) as JsonObject);
+      const doc = cached ? writableCopy(cached) : text === undefined ? null : (JSON.parse(text) as JsonObject);
       entry = { doc, stored: doc ? { columns: t.columnValues(doc), elements: t.elements(doc) } : null, dirty: false, attempt: 0 };
       map.set(id, entry);
       unit.size++;
