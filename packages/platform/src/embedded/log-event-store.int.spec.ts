@@ -213,6 +213,33 @@ describe('log event store on the file log', () => {
     await store.close();
   });
 
+  it('hands what it knows of its streams to the next open; a tail it never saw, or appends after a crash, are known all the same', async () => {
+    dir = await tempDir();
+    log = await createFileEventLog({ dir });
+    const ids = Array.from({ length: 3_000 }, (_, i) => `forecast-${i}`);
+    await log.append(TOPIC, ids.map((id) => ({ key: id, value: JSON.stringify({ ...event(id, id), streamVersion: 1 }) })));
+    await (await createLogEventStore({ log, topic: TOPIC })).close();
+    // Durable in the log after the close, never indexed (a crash right after an append).
+    await log.append(TOPIC, [{ key: 'tail-1', value: JSON.stringify({ ...event('tail-1', 't'), streamVersion: 1 }) }]);
+
+    const first = await createLogEventStore({ log, topic: TOPIC });
+    await first.streamsKnown();
+    for (const id of ['forecast-0', 'forecast-2999', 'tail-1']) {
+      await expect(first.appendToStream(id, [event(id, 'again')], { expectedVersion: 'no_stream' }), id).rejects.toBeInstanceOf(ConcurrencyError);
+    }
+    await first.appendToStream('after-open', [event('after-open', 1)], { expectedVersion: 'no_stream' });
+    await new Promise((resolve) => setImmediate(resolve));
+    // `first` never closes (a crash): the next open cannot take what `first` knew.
+    const second = await createLogEventStore({ log, topic: TOPIC });
+    await second.streamsKnown();
+    for (const id of ['forecast-0', 'forecast-2999', 'tail-1', 'after-open']) {
+      await expect(second.appendToStream(id, [event(id, 'again')], { expectedVersion: 'no_stream' }), id).rejects.toBeInstanceOf(ConcurrencyError);
+    }
+    expect((await second.readStream('after-open')).version).toBe(1);
+    await second.close();
+    await first.close();
+  });
+
   it('refuses a stream id the log could not give back as it is (a lone surrogate)', async () => {
     dir = await tempDir();
     log = await createFileEventLog({ dir });

@@ -48,14 +48,58 @@ export class IdFilter {
     return false;
   }
 
+  /** The filter as bytes (`fromBytes` reads them back): a few MB for millions of ids. */
+  toBytes(): Buffer {
+    const head = 8 + 12 * this.#layers.length;
+    const out = Buffer.alloc(head + this.#layers.reduce((n, layer) => n + layer.bits.byteLength, 0));
+    out.writeUInt32LE(BYTES_MAGIC, 0);
+    out.writeUInt32LE(this.#layers.length, 4);
+    let at = head;
+    this.#layers.forEach((layer, i) => {
+      out.writeUInt32LE(layer.bits.length, 8 + 12 * i);
+      out.writeUInt32LE(layer.capacity, 12 + 12 * i);
+      out.writeUInt32LE(layer.count, 16 + 12 * i);
+      out.set(new Uint8Array(layer.bits.buffer, layer.bits.byteOffset, layer.bits.byteLength), at);
+      at += layer.bits.byteLength;
+    });
+    return out;
+  }
+
+  /** A filter `toBytes` wrote; null for anything else (then the ids must be added again). */
+  static fromBytes(bytes: Uint8Array): IdFilter | null {
+    const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (view.length < 8 || view.readUInt32LE(0) !== BYTES_MAGIC) return null;
+    const count = view.readUInt32LE(4);
+    const head = 8 + 12 * count;
+    if (count === 0 || view.length < head) return null;
+    const filter = new IdFilter(32);
+    filter.#layers.length = 0;
+    let at = head;
+    for (let i = 0; i < count; i++) {
+      const words = view.readUInt32LE(8 + 12 * i);
+      const bits = words * 32;
+      // Each layer a power of two of bits, as #grow makes them.
+      if (bits < 32 || bits > 2 ** 30 || !Number.isInteger(Math.log2(bits)) || at + words * 4 > view.length) return null;
+      const layer = { bits: new Uint32Array(words), mask: bits - 1, capacity: view.readUInt32LE(12 + 12 * i), count: view.readUInt32LE(16 + 12 * i) };
+      new Uint8Array(layer.bits.buffer).set(view.subarray(at, at + words * 4));
+      filter.#layers.push(layer);
+      at += words * 4;
+    }
+    return at === view.length ? filter : null;
+  }
+
   #grow() {
-    // Up to 2^30 bits (128 MB) a layer: the masks stay within 32-bit integers.
-    const bits = Math.min(this.firstBits * 2 ** this.#layers.length, 2 ** 30);
+    // Twice the last layer (of a filter read back too), up to 2^30 bits (128 MB): the masks stay within 32-bit integers.
+    const last = this.#layers[this.#layers.length - 1];
+    const bits = last ? Math.min((last.mask + 1) * 2, 2 ** 30) : this.firstBits;
     const layer = { bits: new Uint32Array(bits >>> 5), mask: bits - 1, capacity: bits >>> 4, count: 0 };
     this.#layers.push(layer);
     return layer;
   }
 }
+
+/** Leads the bytes of a filter (toBytes), with the layout's version: "IdF1". */
+const BYTES_MAGIC = 0x31466449;
 
 /** Bits set per id: with 16 bits per id, 6 probes give about 0.1 % false positives per full layer. */
 const PROBES = 6;

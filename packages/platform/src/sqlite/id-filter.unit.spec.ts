@@ -27,4 +27,21 @@ describe('the filter of ids a rebuilt table may hold', () => {
     expect(() => new IdFilter(1000)).toThrow(/power of two/);
     expect(() => new IdFilter(16)).toThrow(/power of two/);
   });
+
+  it('reads back from its bytes as it was, and goes on growing from there; anything else reads as nothing', () => {
+    const filter = new IdFilter(1 << 10);
+    const added = Array.from({ length: 1_000 }, (_, i) => `stream-${i}`);
+    for (const id of added) filter.add(id);
+    const read = IdFilter.fromBytes(filter.toBytes())!;
+    expect(read.toBytes().equals(filter.toBytes())).toBe(true);
+    expect(added.filter((id) => !read.mayHave(id))).toEqual([]);
+    const more = Array.from({ length: 5_000 }, (_, i) => `more-${i}`);
+    for (const id of more) read.add(id);
+    expect([...added, ...more].filter((id) => !read.mayHave(id))).toEqual([]);
+    const others = Array.from({ length: 20_000 }, () => randomUUID());
+    expect(others.filter((id) => read.mayHave(id)).length / others.length).toBeLessThan(0.01);
+    const bytes = filter.toBytes();
+    expect(IdFilter.fromBytes(bytes.subarray(0, bytes.length - 1))).toBeNull();
+    expect(IdFilter.fromBytes(Buffer.from('not a filter'))).toBeNull();
+  });
 });
