@@ -240,6 +240,28 @@ describe('log event store on the file log', () => {
     await first.close();
   });
 
+  it('two stores appending on one index (which must not be, but nothing stops it): the next open knows the streams of both', async () => {
+    dir = await tempDir();
+    log = await createFileEventLog({ dir });
+    await (await createLogEventStore({ log, topic: TOPIC })).close();
+    const one = await createLogEventStore({ log, topic: TOPIC });
+    const other = await createLogEventStore({ log, topic: TOPIC });
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    // In turns, each indexed before the next: `other`'s stream lands between two of `one`'s.
+    await one.appendToStream('x', [event('x', 1)], { expectedVersion: 'no_stream' });
+    await turn();
+    await other.appendToStream('y', [event('y', 1)], { expectedVersion: 'no_stream' });
+    await turn();
+    await one.appendToStream('z', [event('z', 1)], { expectedVersion: 'no_stream' });
+    await turn();
+    await one.close();
+    await other.close();
+    const next = await createLogEventStore({ log, topic: TOPIC });
+    await next.streamsKnown();
+    for (const id of ['x', 'y', 'z']) await expect(next.appendToStream(id, [event(id, 'again')], { expectedVersion: 'no_stream' }), id).rejects.toBeInstanceOf(ConcurrencyError);
+    await next.close();
+  });
+
   it('refuses a stream id the log could not give back as it is (a lone surrogate)', async () => {
     dir = await tempDir();
     log = await createFileEventLog({ dir });

@@ -248,6 +248,7 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
         const indexedAt = offsetAt.get(record.key, streamVersion);
         if (indexedAt === record.offset) {
           versions.set(record.key, streamVersion);
+          if (streamVersion === 1) knownStreams.add(record.key);
           continue;
         }
         const last = versions.get(record.key) ?? versionOf.get(record.key) ?? 0;
@@ -386,8 +387,16 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
       // Appends queued behind these are refused once they wake (see appendToStream); none starts after.
       while (inFlight.size > 0) await Promise.all(inFlight.values());
       flush();
-      // For the next open, as of the index's last row (see knownStreams).
-      if (allKnown) db.prepare('INSERT OR REPLACE INTO known_streams (topic, next, filter) VALUES (?, ?, ?)').run(topic, nextOf.get(topic) ?? 0, knownStreams.toBytes());
+      // For the next open, as of this store's `next` (see knownStreams): each record below it was
+      // indexed when the store opened or appended by it, and the next open reads the rows from
+      // there again (resume), adding their new streams, those of another store on the same index
+      // too (which must not be, but nothing stops it). Only if the index is where this store left
+      // it, and at best: a full disk must not keep the store from closing.
+      try {
+        if (allKnown && nextOf.get(topic) === next) db.prepare('INSERT OR REPLACE INTO known_streams (topic, next, filter) VALUES (?, ?, ?)').run(topic, next, knownStreams.toBytes());
+      } catch {
+        // Not kept: the next open learns the streams from the index.
+      }
       await stopCheckpoints();
       db.close();
     },

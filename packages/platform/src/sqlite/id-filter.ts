@@ -59,8 +59,8 @@ export class IdFilter {
       out.writeUInt32LE(layer.bits.length, 8 + 12 * i);
       out.writeUInt32LE(layer.capacity, 12 + 12 * i);
       out.writeUInt32LE(layer.count, 16 + 12 * i);
-      out.set(new Uint8Array(layer.bits.buffer, layer.bits.byteOffset, layer.bits.byteLength), at);
-      at += layer.bits.byteLength;
+      // Little-endian whatever the machine's order, as every number here.
+      for (const word of layer.bits) at = out.writeUInt32LE(word, at);
     });
     return out;
   }
@@ -81,9 +81,8 @@ export class IdFilter {
       // Each layer a power of two of bits, as #grow makes them.
       if (bits < 32 || bits > 2 ** 30 || !Number.isInteger(Math.log2(bits)) || at + words * 4 > view.length) return null;
       const layer = { bits: new Uint32Array(words), mask: bits - 1, capacity: view.readUInt32LE(12 + 12 * i), count: view.readUInt32LE(16 + 12 * i) };
-      new Uint8Array(layer.bits.buffer).set(view.subarray(at, at + words * 4));
+      for (let w = 0; w < words; w++, at += 4) layer.bits[w] = view.readUInt32LE(at);
       filter.#layers.push(layer);
-      at += words * 4;
     }
     return at === view.length ? filter : null;
   }
