@@ -4,8 +4,9 @@
  * ids). A rebuild asks its store for documents that do not exist yet (every new forecast,
  * notification, friendship): with this, the store knows most of them absent without a SELECT, in
  * bounded memory (2-4 bytes per id), where a Set of the ids would grow with the history. The
- * embedded event store knows most new streams absent the same way (log-event-store.ts). Never shrinks: removing is not supported, so an id
- * deleted, or added by a unit later rolled back, is still "maybe" (then SQLite is asked).
+ * embedded event store knows most new streams absent the same way (log-event-store.ts). Never
+ * shrinks: removing is not supported, so an id deleted, or added by a unit later rolled back, is
+ * still "maybe" (then SQLite is asked).
  *
  * Written here rather than taken from npm: the filters there bring a dozen dependencies (lodash,
  * seedrandom, an xxhash in JavaScript) for these forty lines.

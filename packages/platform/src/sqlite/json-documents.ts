@@ -112,7 +112,7 @@ function arrayAt(doc: JsonObject, path: string): { list: unknown[]; created: boo
 }
 
 /**
- * A document to change, from one of the store's cache (deeply frozen, shared with every reader):
+ * A document to change, from the store's cache (deeply frozen, shared with every reader):
  * its top level copied, and whatever below it a write reaches copied then (parentOf, arrayAt).
  * Copying every document whole as a unit took it was 2 % of the server's time under a load of
  * forecasts (a Castie's view, its counts and options, for one counter). Anything not frozen is
