@@ -88,7 +88,6 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
   const insert = db.prepare('INSERT OR IGNORE INTO events (stream, version, offset) VALUES (?, ?, ?)');
   const offsetAt = db.prepare<[string, number], number>('SELECT offset FROM events WHERE stream = ? AND version = ?').pluck();
   const isEmpty = db.prepare('SELECT 1 FROM events LIMIT 1').pluck();
-  const rowsAfter = db.prepare<[string, number, number], [string, number]>('SELECT stream, version FROM events WHERE (stream, version) > (?, ?) ORDER BY stream, version LIMIT ?').raw();
   const nextOf = db.prepare<[string], number>('SELECT next FROM indexed WHERE topic = ?').pluck();
   const setNext = db.prepare('INSERT INTO indexed (topic, next) VALUES (?, ?) ON CONFLICT (topic) DO UPDATE SET next = excluded.next');
   const index = db.transaction((rows: { stream: string; version: number; offset: number }[], next: number) => {
@@ -163,18 +162,28 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
    * Learns the index's streams (see `knownStreams`), LEARN_ROWS rows of it per turn of the event
    * loop (by rows, not streams: a person's inbox stream grows with every sign-in); false if the
    * store closed first. Every stream has a version 1 (build, resume and appends number from 1).
+   * It reads through a connection of its own with a small page cache, closed when done: through
+   * the index's own connection it filled that connection's page cache (16 MB) with pages no
+   * command asks for again, 55-90 MB more resident memory after a start for all topics.
    */
   async function learnStreams(): Promise<boolean> {
-    let stream = '';
-    let version = 0;
-    while (!closed) {
-      const rows = rowsAfter.all(stream, version, LEARN_ROWS);
-      for (const [id, v] of rows) if (v === 1) knownStreams.add(id);
-      if (rows.length < LEARN_ROWS) return (allKnown = true);
-      [stream, version] = rows[rows.length - 1]!;
-      await new Promise<void>((resolve) => setImmediate(resolve));
+    const reader = new Database(db.name, { readonly: true, fileMustExist: true });
+    try {
+      reader.pragma('cache_size = -256');
+      const rowsAfter = reader.prepare<[string, number, number], [string, number]>('SELECT stream, version FROM events WHERE (stream, version) > (?, ?) ORDER BY stream, version LIMIT ?').raw();
+      let stream = '';
+      let version = 0;
+      while (!closed) {
+        const rows = rowsAfter.all(stream, version, LEARN_ROWS);
+        for (const [id, v] of rows) if (v === 1) knownStreams.add(id);
+        if (rows.length < LEARN_ROWS) return (allKnown = true);
+        [stream, version] = rows[rows.length - 1]!;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      return false;
+    } finally {
+      reader.close();
     }
-    return false;
   }
 
   /** Appends so far, to any stream: a stream read while none landed was read whole. */
