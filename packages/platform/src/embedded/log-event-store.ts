@@ -103,8 +103,8 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
    * (`learnStreams`); appends add theirs before they land. Until it knows them all, the index is
    * asked, as before. Bounded: 2-4 bytes per stream (IdFilter).
    *
-   * A store that closes keeps the filter beside the index (`known_streams`, as of the index's
-   * `next`), and the next open takes it instead of learning: learning reads every row of the
+   * A store that closes keeps the filter beside the index (`known_streams`, as of its own `next`,
+   * see close), and the next open takes it instead of learning: learning reads every row of the
    * index, about a second of CPU after each start on the seeded history. Taken once (deleted at
    * open): after a crash, or if the index moved on without it, the streams are learned again.
    */
