@@ -3,7 +3,7 @@ import { policyEventOf, type Clock, type DocumentStore, type EventLog, type Even
 import type { FastifyBaseLogger } from 'fastify';
 import { forecastOfStream } from '../forecasting/decider.ts';
 import { FORECASTS, forecastDocId, forecastsOfCastie } from '../forecasting/read-model.ts';
-import { castieStreamId, type ScoredForecast } from './decider.ts';
+import { castieStreamId, type CastieState, type ScoredForecast } from './decider.ts';
 import { castieHandler } from './visibility.ts';
 
 /**
@@ -20,10 +20,14 @@ import { castieHandler } from './visibility.ts';
  *   still without a score are scored now.
  * Both may find the same forecast: the Castie's decider scores it once (ScoreLateForecasts).
  * Driven by the log, so a crash between a write and its check loses nothing: the record comes
- * again. A group new to a log starts at its beginning, and scores the forecasts left out before:
- * its first pass over a history reads, a batch at a time, the document of every forecast on an
- * answered Castie: 7.5-9 s of CPU, once, on the seeded history of 570,000 records. A Castie's state keeps counts, not its forecasters: the answer's scores are
- * read from its stream only on the rare path where a forecast seems to lack one.
+ * again. A group new to a log starts at its beginning, and scores the forecasts left out before.
+ * A Castie's state keeps counts, not its forecasters: the answer's scores are read from its stream
+ * only on the rare path where a forecast seems to lack one.
+ *
+ * Both checks ask the read models for forecasts without a score, never for every forecast: on a
+ * first pass over a history nearly every forecast is on an answered Castie and scored, and reading
+ * each one's document (twice: at its own record and at its Castie's answer) made that pass
+ * parse the whole forecasts read model and fill the heap with it.
  */
 export async function startLateForecastsPolicy(options: {
   log: EventLog;
@@ -61,11 +65,14 @@ export async function startLateForecastsPolicy(options: {
       const onAnswered: { id: string; record: LogRecord }[] = [];
       /** Set once the read models held what the log had when this batch began: after every answer in it. */
       let caughtUp = false;
+      /** The Casties this batch's forecasts are on, as their streams say now: each loaded once per batch. */
+      const states = new Map<string, CastieState>();
       for (const record of records) {
         // A forecast's stream holds its ForecastPlaced alone: its key says whose, on which Castie.
         const forecast = forecastOfStream(record.key);
         if (forecast) {
-          const { state } = await casties.load(castieStreamId(forecast.castieId));
+          let state = states.get(forecast.castieId);
+          if (!state) states.set(forecast.castieId, (state = (await casties.load(castieStreamId(forecast.castieId))).state));
           if (state.status === 'answered' && !state.lateScored.includes(forecast.userId)) onAnswered.push({ id: forecastDocId(forecast.castieId, forecast.userId), record });
           continue;
         }
@@ -78,12 +85,19 @@ export async function startLateForecastsPolicy(options: {
           if (!(await options.readModels.catchUp([CASTIES_TOPIC], 5000))) throw new Error(`the forecasts of Castie ${event.data.castieId} are checked for scores once the casties read models have caught up`);
           caughtUp = true;
         }
-        const unscored = (await forecasts.find(forecastsOfCastie(event.data.castieId))).filter((f) => f.correct === null);
-        if (unscored.length > 0) await score(event.data.castieId, unscored.map((f) => ({ userId: f.userId, forecastId: f.forecastId, answerId: f.answerId, text: f.text })));
+        const unscored = await forecasts.find({ ...forecastsOfCastie(event.data.castieId), correct: null });
+        if (unscored.length > 0) {
+          await score(event.data.castieId, unscored.map((f) => ({ userId: f.userId, forecastId: f.forecastId, answerId: f.answerId, text: f.text })));
+          states.delete(event.data.castieId);
+        }
       }
       if (onAnswered.length === 0) return;
-      // Scored, as the read models show it (all of them, on a first pass over a history): skipped.
-      const docs = await forecasts.byIds(onAnswered.map((f) => f.id));
+      // Scored, as the read models show it (all of them, on a first pass over a history): skipped,
+      // counted without reading a document. Those the read models do not hold yet are checked
+      // against the answer itself (score).
+      const ids = onAnswered.map((f) => f.id);
+      if ((await forecasts.countDocuments({ _id: { $in: ids }, correct: { $ne: null } })) === ids.length) return;
+      const docs = await forecasts.byIds(ids);
       for (const { id, record } of onAnswered) {
         if (docs.get(id)?.correct != null) continue;
         const event = policyEventOf(castieEvents, record);

@@ -2,6 +2,7 @@ import { castieEvents } from '@castie/contracts';
 import { CommandHandler, type Subscription } from '@castie/platform';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { forecastDecider, forecastStreamId } from '../forecasting/decider.ts';
+import { FORECASTS, forecastDocId } from '../forecasting/read-model.ts';
 import { CastiesFixture, type Person } from '../test-support/fixture.ts';
 import { castieStreamId } from './decider.ts';
 import { startLateForecastsPolicy } from './late-forecasts-policy.ts';
@@ -123,8 +124,49 @@ describe('a forecast accepted while its Castie is answered', () => {
     expect(Object.values((await fx.get(`/api/profile/${player.handle}/stats/`, player)).body.myForecasts)).toEqual([expect.objectContaining({ uuid, points_earned: 10 })]);
   });
 
+  /**
+   * The answer landed and its check found nothing; the policy stops (a restart, a crash); a
+   * forecast decided on the Castie still open lands now, on an answered Castie. When the policy
+   * comes back, only the forecast's own check can score it: the answer's record lies behind it.
+   */
+  async function landsWhileThePolicyIsAway(player: Person, question: string, readModelsHoldIt: boolean): Promise<string> {
+    const uuid = await fx.castie(host, openEnded(question));
+    const { yes } = await options(uuid);
+    const casties = await fx.store('casties');
+    const open = await castieHandler(casties).load(castieStreamId(uuid));
+    expect((await fx.post(`/api/casties/${uuid}/answer/`, host, { answer_id: yes })).status).toBe(200);
+    expect(await policy.waitFor([await lastRecord()], 5000)).toBe(true);
+    await policy.stop();
+    if (!readModelsHoldIt) await fx.runner.pause();
+    await new CommandHandler(casties, castieEvents, forecastDecider).handle(forecastStreamId(uuid, player.userId), { type: 'PlaceForecast', userId: player.userId, castie: open.state, visible: true, forecastId: 11, answerId: yes, forecastText: undefined, now: fx.clock.now() }, { actor: player.userId, now: fx.clock.now() });
+    const end = await lastRecord();
+    if (readModelsHoldIt) {
+      expect(await fx.runner.catchUp(['casties'], 5000)).toBe(true);
+      expect(await fx.documents.collection(FORECASTS).findOne({ _id: forecastDocId(uuid, player.userId) })).toMatchObject({ correct: null });
+    }
+    policy = await startLateForecastsPolicy({ log: fx.log, store: casties, documents: fx.documents, clock: fx.clock, readModels: fx.runner });
+    expect(await policy.waitFor([end], 10_000)).toBe(true);
+    if (!readModelsHoldIt) fx.runner.resume();
+    return uuid;
+  }
+
+  it('lands after the answer was checked, while the policy was away: it is scored when the policy comes back (the read models hold it, unscored)', async () => {
+    const player = players[5]!;
+    const uuid = await landsWhileThePolicyIsAway(player, 'Is the returning policy thorough?', true);
+    // The only forecast, and right: 10 points.
+    await eventually(async () => expect(await isCorrect(uuid, player)).toBe(true));
+    expect((await castieHandler(await fx.store('casties')).load(castieStreamId(uuid))).state).toMatchObject({ lateScored: [player.userId] });
+  });
+
+  it('lands after the answer was checked, while the policy was away: it is scored when the policy comes back (the read models do not hold it yet)', async () => {
+    const player = players[6]!;
+    const uuid = await landsWhileThePolicyIsAway(player, 'Is the policy ahead of the read models?', false);
+    await eventually(async () => expect(await isCorrect(uuid, player)).toBe(true));
+    expect((await castieHandler(await fx.store('casties')).load(castieStreamId(uuid))).state).toMatchObject({ lateScored: [player.userId] });
+  });
+
   it('races the answer through the API: each is refused or scored, never accepted and left unscored', async () => {
-    const racing = players.slice(5);
+    const racing = players.slice(7);
     const accepted: { uuid: string; player: Person }[] = [];
     for (const player of racing) {
       const uuid = await fx.castie(host, openEnded(`Will ${player.handle} win?`));
