@@ -3,6 +3,16 @@ import type { ZodType } from 'zod';
 import type { LogRecord } from '../ports/event-log.ts';
 
 /**
+ * How many records a policy's subscription takes at a time (`maxBatch`). A policy's first pass
+ * over a long history (a new policy, a first start) reads the whole topic, and a batch's records
+ * stay alive until the batch is handled: 500 of them (the log's default) outlived two minor GCs
+ * and were promoted, and the late-forecasts policy's pass over the seeded history grew V8's old
+ * space to 290 MB and the process to 390 MB of anonymous memory. At 100, 87 MB and 188 MB, at the
+ * same CPU. Live, batches are a few records anyway.
+ */
+export const POLICY_BATCH = 100;
+
+/**
  * A record's event, as a policy reads it: by the catalog of its topic; null when it is none of
  * its events (not JSON, no envelope, an unknown type, data that breaks the contract). The
  * projections dead-letter such a record; a policy, which has no dead letters, skips it: a policy

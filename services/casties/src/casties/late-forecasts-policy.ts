@@ -1,5 +1,5 @@
 import { castieEvents, CASTIES_TOPIC, type CastieEvent } from '@castie/contracts';
-import { policyEventOf, type Clock, type DocumentStore, type EventLog, type EventStore, type LogRecord, type ReadModels, type Subscription } from '@castie/platform';
+import { policyEventOf, POLICY_BATCH, type Clock, type DocumentStore, type EventLog, type EventStore, type LogRecord, type ReadModels, type Subscription } from '@castie/platform';
 import type { FastifyBaseLogger } from 'fastify';
 import { forecastOfStream } from '../forecasting/decider.ts';
 import { FORECASTS, forecastDocId, forecastsOfCastie } from '../forecasting/read-model.ts';
@@ -60,6 +60,7 @@ export async function startLateForecastsPolicy(options: {
     group: 'casties-late-forecasts-policy',
     topics: [CASTIES_TOPIC],
     startAt: () => 'committed',
+    maxBatch: POLICY_BATCH,
     handle: async (records) => {
       /** Forecasts of this batch on answered Casties, not scored late: looked up together in the read models. */
       const onAnswered: { id: string; record: LogRecord }[] = [];

@@ -1,5 +1,5 @@
 import { castieEvents, CASTIES_TOPIC, DomainError, IDENTITY_TOPIC, identityEvents } from '@castie/contracts';
-import { CommandHandler, policyEventOf, type Clock, type DocumentStore, type EventLog, type EventStore, type ReadModels, type Subscription } from '@castie/platform';
+import { CommandHandler, policyEventOf, POLICY_BATCH, type Clock, type DocumentStore, type EventLog, type EventStore, type ReadModels, type Subscription } from '@castie/platform';
 import type { FastifyBaseLogger } from 'fastify';
 import { commentDecider, commentStreamId } from './decider.ts';
 import { COMMENTS } from './read-model.ts';
@@ -25,6 +25,7 @@ export async function startAccountDeletedPolicy(options: {
     group: 'casties-account-deleted-policy',
     topics: [IDENTITY_TOPIC],
     startAt: () => 'committed',
+    maxBatch: POLICY_BATCH,
     handle: async (records) => {
       for (const record of records) {
         const event = policyEventOf(identityEvents, record);

@@ -1,5 +1,5 @@
 import { DomainError, groupEvents, GROUPS_TOPIC, IDENTITY_TOPIC } from '@castie/contracts';
-import { policyEventOf, type EventLog, type Subscription } from '@castie/platform';
+import { policyEventOf, POLICY_BATCH, type EventLog, type Subscription } from '@castie/platform';
 import type { FastifyBaseLogger } from 'fastify';
 import type { GroupsContext } from '../context.ts';
 import { membershipStreamId } from '../following/membership-decider.ts';
@@ -68,6 +68,7 @@ export async function startOpenGroupPolicy(options: { log: EventLog; ctx: Openin
     group: 'groups-open-group-policy',
     topics: [GROUPS_TOPIC],
     startAt: () => 'committed',
+    maxBatch: POLICY_BATCH,
     handle: async (records) => {
       for (const record of records) {
         // A membership's stream (membershipStreamId), whose key is that stream's id.
