@@ -164,6 +164,31 @@ export function cpuMsOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/**
+ * Resolves once the process has been quiet (under 5 % of a core) for `quietMs`, with how long that
+ * took in ms (from the call to the start of the quiet spell); null when it was not quiet within
+ * `maxMs`. A server that answers may still work in the background: the policies' first pass over
+ * a long history runs after the first answer.
+ */
+export async function untilQuiet(pid: number, options: { quietMs?: number; maxMs?: number } = {}): Promise<number | null> {
+  const quietMs = options.quietMs ?? 1000;
+  const maxMs = options.maxMs ?? 180_000;
+  const step = 250;
+  const started = performance.now();
+  let last = cpuMsOf(pid);
+  let quietSince: number | null = null;
+  while (performance.now() - started < maxMs) {
+    await new Promise((resolve) => setTimeout(resolve, step));
+    const now = performance.now();
+    const cpu = cpuMsOf(pid);
+    if (cpu - last <= 0.05 * step) quietSince ??= now - step;
+    else quietSince = null;
+    last = cpu;
+    if (quietSince !== null && now - quietSince >= quietMs) return quietSince - started;
+  }
+  return null;
+}
+
 export interface Load {
   requestsPerSecond: number;
   /** Requests answered in all. */
