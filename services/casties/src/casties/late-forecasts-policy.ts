@@ -24,10 +24,10 @@ import { castieHandler } from './visibility.ts';
  * A Castie's state keeps counts, not its forecasters: the answer's scores are read from its stream
  * only on the rare path where a forecast seems to lack one.
  *
- * Both checks ask the read models for forecasts without a score, never for every forecast: on a
- * first pass over a history nearly every forecast is on an answered Castie and scored, and reading
- * each one's document (twice: at its own record and at its Castie's answer) made that pass
- * parse the whole forecasts read model and fill the heap with it.
+ * Both checks ask the read models in SQL for forecasts without a score, and read documents only
+ * when some are: on a first pass over a history nearly every forecast is on an answered Castie
+ * and scored, and reading each one's document (twice: at its own record and at its Castie's
+ * answer) made that pass parse the whole forecasts read model and fill the heap with it.
  */
 export async function startLateForecastsPolicy(options: {
   log: EventLog;
@@ -66,7 +66,13 @@ export async function startLateForecastsPolicy(options: {
       const onAnswered: { id: string; record: LogRecord }[] = [];
       /** Set once the read models held what the log had when this batch began: after every answer in it. */
       let caughtUp = false;
-      /** The Casties this batch's forecasts are on, as their streams say now: each loaded once per batch. */
+      /**
+       * The Casties this batch's forecasts are on, each loaded once per batch (at its first
+       * forecast here). Every record of the batch was in the log before that load: a Castie it
+       * shows open was answered after them, and that answer's own check will find them; an answer
+       * never goes back, and forecasts scored since it was loaded are left out again by score()
+       * and the decider.
+       */
       const states = new Map<string, CastieState>();
       for (const record of records) {
         // A forecast's stream holds its ForecastPlaced alone: its key says whose, on which Castie.
@@ -96,7 +102,8 @@ export async function startLateForecastsPolicy(options: {
       // Scored, as the read models show it (all of them, on a first pass over a history): skipped,
       // counted without reading a document. Those the read models do not hold yet are checked
       // against the answer itself (score).
-      const ids = onAnswered.map((f) => f.id);
+      // Distinct: a record the log delivers twice would make the count fall short.
+      const ids = [...new Set(onAnswered.map((f) => f.id))];
       if ((await forecasts.countDocuments({ _id: { $in: ids }, correct: { $ne: null } })) === ids.length) return;
       const docs = await forecasts.byIds(ids);
       for (const { id, record } of onAnswered) {

@@ -25,7 +25,7 @@ beforeAll(async () => {
   host = await fx.person('host');
   await fx.group('chess');
   await fx.follow(host, 'chess');
-  for (let i = 0; i < 20; i++) {
+  for (let i = 0; i < 22; i++) {
     const p = await fx.person(`p${i}`);
     await fx.follow(p, 'chess');
     players.push(p);
@@ -137,16 +137,24 @@ describe('a forecast accepted while its Castie is answered', () => {
     expect((await fx.post(`/api/casties/${uuid}/answer/`, host, { answer_id: yes })).status).toBe(200);
     expect(await policy.waitFor([await lastRecord()], 5000)).toBe(true);
     await policy.stop();
+    let policyBack = false;
     if (!readModelsHoldIt) await fx.runner.pause();
-    await new CommandHandler(casties, castieEvents, forecastDecider).handle(forecastStreamId(uuid, player.userId), { type: 'PlaceForecast', userId: player.userId, castie: open.state, visible: true, forecastId: 11, answerId: yes, forecastText: undefined, now: fx.clock.now() }, { actor: player.userId, now: fx.clock.now() });
-    const end = await lastRecord();
-    if (readModelsHoldIt) {
-      expect(await fx.runner.catchUp(['casties'], 5000)).toBe(true);
-      expect(await fx.documents.collection(FORECASTS).findOne({ _id: forecastDocId(uuid, player.userId) })).toMatchObject({ correct: null });
+    // A failure here must not leave the other tests without the policy or with read models standing still.
+    try {
+      await new CommandHandler(casties, castieEvents, forecastDecider).handle(forecastStreamId(uuid, player.userId), { type: 'PlaceForecast', userId: player.userId, castie: open.state, visible: true, forecastId: 11, answerId: yes, forecastText: undefined, now: fx.clock.now() }, { actor: player.userId, now: fx.clock.now() });
+      const end = await lastRecord();
+      const held = () => fx.documents.collection(FORECASTS).findOne({ _id: forecastDocId(uuid, player.userId) });
+      if (readModelsHoldIt) {
+        expect(await fx.runner.catchUp(['casties'], 5000)).toBe(true);
+        expect(await held()).toMatchObject({ correct: null });
+      } else expect(await held()).toBeNull();
+      policy = await startLateForecastsPolicy({ log: fx.log, store: casties, documents: fx.documents, clock: fx.clock, readModels: fx.runner });
+      policyBack = true;
+      expect(await policy.waitFor([end], 10_000)).toBe(true);
+    } finally {
+      if (!readModelsHoldIt) fx.runner.resume();
+      if (!policyBack) policy = await startLateForecastsPolicy({ log: fx.log, store: casties, documents: fx.documents, clock: fx.clock, readModels: fx.runner });
     }
-    policy = await startLateForecastsPolicy({ log: fx.log, store: casties, documents: fx.documents, clock: fx.clock, readModels: fx.runner });
-    expect(await policy.waitFor([end], 10_000)).toBe(true);
-    if (!readModelsHoldIt) fx.runner.resume();
     return uuid;
   }
 
