@@ -1,16 +1,18 @@
 // What the gateway costs a request, and what authentication costs within it: the same GET
 //  - through the gateway with credentials (HTTP Basic checked, session positions, rate limits,
 //    its request line at LOG_LEVEL=info, as in production);
-//  - through a second gateway in the same process, built the same way, that admits every request
-//    as the same user without credentials (no credential check, locks, budget or session
-//    positions): the same request without credentials;
+//  - through a second gateway in the same process, built the same way, with credentials (its
+//    standard admission) and without any (it admits those as the same user: no credential check,
+//    locks, budget or session positions): what authentication costs, on one gateway, so that
+//    nothing else differs (an older checkout, whose second gateway admits every request as that
+//    user, compares the first gateway with it, as earlier runs did);
 //  - through a bare Fastify front in the same process that forwards it to the same service the
 //    same way as that user, logging nothing: the same request without the gateway
 // (bench/support/gateway-front.ts). Requests/s at 10 connections, p50, and the server's CPU time
 // per request meanwhile (steadier than requests/s: the load generator shares the machine's cores
 // and nears its own limit), on the seeded history, for this checkout and, with --compare
 // <checkout>, another one, in the same run. A checkout whose gateway cannot be told how to admit
-// shows n/a for the second.
+// shows n/a for the second gateway.
 //
 // Each side is measured in slices of 1 s, the sides in turn (--slices N, 10 by default); figures
 // are medians of the slices, and a cost is the median of the ratios of slices measured one after
@@ -92,35 +94,36 @@ const PATHS = ['/api/preferences/', '/api/hamburger/', '/api/home/following/'];
 type Measured = Load & { cpuUsPerRequest: number };
 
 /** The three ways to the same request (see the top of this file). */
-const SIDES = ['gateway', 'withoutCredentials', 'front'] as const;
+const SIDES = ['gateway', 'withCredentials', 'withoutCredentials', 'front'] as const;
 type Side = (typeof SIDES)[number];
 
 interface Figures {
   label: string;
-  /** Per path, per side, its slices in the order measured; `withoutCredentials` is missing for a checkout that cannot measure it. */
+  /** Per path, per side, its slices in the order measured; the second gateway's sides are missing for a checkout that cannot measure them. */
   paths: Map<string, Partial<Record<Side, Measured[]>>>;
 }
 
 async function measure(label: string, root: string, dir: string): Promise<Figures> {
-  const ports: Record<Side, number> = { gateway: await freePort(), withoutCredentials: await freePort(), front: await freePort() };
+  const second = await freePort();
+  const ports: Record<Side, number> = { gateway: await freePort(), withCredentials: second, withoutCredentials: second, front: await freePort() };
   say(`${label}: starting`);
   const child = spawn(process.execPath, [...compiledScript('gateway-front.ts'), root, dir, String(ports.gateway), String(ports.front), String(ports.withoutCredentials), HUB.handle, HUB.password], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) } });
   const exited = once(child, 'exit');
-  const withoutCredentials = await new Promise<boolean>((ready, failed) => {
+  const [withoutCredentials, wraps] = await new Promise<[boolean, boolean]>((ready, failed) => {
     let buffered = '';
     const untilReady = (chunk: string) => {
       buffered = (buffered + chunk).slice(-100_000);
-      const line = /^ready without-credentials: (yes|no)$/m.exec(buffered);
+      const line = /^ready without-credentials: (yes|no)(?: wraps: (yes|no))?$/m.exec(buffered);
       if (!line) return;
       // From then on the gateway's request lines are drained, not searched: searching 100 KB
       // per chunk took CPU from the load generator, in this process, while only the gateway logs.
       child.stdout!.off('data', untilReady).on('data', () => undefined);
-      ready(line[1] === 'yes');
+      ready([line[1] === 'yes', line[1] === 'yes' && line[2] === 'yes']);
     };
     child.stdout!.setEncoding('utf8').on('data', untilReady);
     child.once('exit', (code) => failed(new Error(`${label}: the gateway front exited with ${code}`)));
   });
-  const sides = SIDES.filter((side) => side !== 'withoutCredentials' || withoutCredentials);
+  const sides = SIDES.filter((side) => (side !== 'withoutCredentials' || withoutCredentials) && (side !== 'withCredentials' || wraps));
   const paths: Figures['paths'] = new Map();
   // CPU per request is steadier than requests/s here: the load generator shares the machine's
   // two cores with the server, and at tens of thousands of requests/s it is near its own limit.
@@ -134,7 +137,7 @@ async function measure(label: string, root: string, dir: string): Promise<Figure
     for (const path of PATHS) {
       say(`${label}: ${path}, ${slices} slices of 1 s per side`);
       const url = (side: Side) => `http://127.0.0.1:${ports[side]}${path}`;
-      const headers = (side: Side) => (side === 'gateway' ? auth : {});
+      const headers = (side: Side) => (side === 'gateway' || side === 'withCredentials' ? auth : {});
       for (const side of sides) await load(url(side), { connections, seconds: 1, headers: headers(side) });
       // Short slices, the sides in turn (forwards, then backwards), so the shared machine's
       // drifts and bursts of noise hit every side alike: differences of a few percent show.
@@ -178,17 +181,21 @@ for (const path of PATHS) {
   };
   const perSecond = (m: Measured) => m.requestsPerSecond;
   const time = (m: Measured) => 1 / m.requestsPerSecond;
+  /** With credentials on the second gateway, as without; on the first, for a checkout that cannot. */
+  const authSide = (r: Figures): Side => (p(r).withCredentials ? 'withCredentials' : 'gateway');
   const cpu = (m: Measured) => m.cpuUsPerRequest;
   const p50 = (m: Measured) => m.p50;
   rows.push(
     [path, () => ''],
     ['  through the gateway, with credentials: req/s', (r) => of(r, 'gateway', perSecond, f0)],
-    ['  through the gateway, without credentials (a fixed user): req/s', (r) => of(r, 'withoutCredentials', perSecond, f0)],
+    ['  through the second gateway, with credentials: req/s', (r) => of(r, 'withCredentials', perSecond, f0)],
+    ['  through the second gateway, without credentials (a fixed user): req/s', (r) => of(r, 'withoutCredentials', perSecond, f0)],
     ['  without the gateway (a bare front): req/s', (r) => of(r, 'front', perSecond, f0)],
-    ['  server CPU per request: with / without credentials / without the gateway (µs)', (r) => SIDES.map((side) => of(r, side, cpu, f0)).join(' / ')],
-    ['  = authentication\'s cost per request, in time / CPU (%)', (r) => `${percent(r, 'gateway', 'withoutCredentials', time)} / ${percent(r, 'gateway', 'withoutCredentials', cpu)}`],
+    ['  server CPU per request: gateway / second with, without credentials / without the gateway (µs)', (r) => SIDES.map((side) => of(r, side, cpu, f0)).join(' / ')],
+    ['  = authentication\'s cost per request, in time / CPU (%)', (r) => `${percent(r, authSide(r), 'withoutCredentials', time)} / ${percent(r, authSide(r), 'withoutCredentials', cpu)}${authSide(r) === 'gateway' ? ' (against the first gateway)' : ''}`],
+    ['  (the first gateway with credentials against the second without, as earlier runs compared them)', (r) => (authSide(r) === 'gateway' ? '-' : `${percent(r, 'gateway', 'withoutCredentials', time)} / ${percent(r, 'gateway', 'withoutCredentials', cpu)}`)],
     ['  = the whole gateway\'s cost per request, in time / CPU (%)', (r) => `${percent(r, 'gateway', 'front', time)} / ${percent(r, 'gateway', 'front', cpu)}`],
-    ['  p50: with / without credentials / without the gateway (ms)', (r) => SIDES.map((side) => of(r, side, p50, f1)).join(' / ')],
+    ['  p50: gateway / second with, without credentials / without the gateway (ms)', (r) => SIDES.map((side) => of(r, side, p50, f1)).join(' / ')],
     ['  errors, non-2xx', (r) => { const all = Object.values(p(r)).flat(); return `${all.reduce((n, m) => n + m.errors, 0)}, ${all.reduce((n, m) => n + m.non2xx, 0)}`; }],
   );
 }

@@ -4,12 +4,15 @@
 // as a fixed user, with no credentials, API key, session or limits: the same request without
 // what the gateway adds. On a third port, a second gateway from the same code (same routes,
 // hooks, request lines and request metrics; no API keys or CORS origins, as the bench's system
-// has none; the system's cache, or one of its own on a checkout that does not expose it) that
-// admits every request as that user without credentials:
-// the same request through the gateway, without what admission costs (the credential check, the
-// abuse guard's locks and budget, the session positions). A checkout whose
-// gateway cannot be told how to admit has no third port (`ready` says `without-credentials: no`).
-// Prints `ready` once they listen.
+// has none; the system's cache, or one of its own on a checkout that does not expose it) whose
+// admission is the standard one for a request with credentials, and admits a request without
+// any as that user (no credential check, abuse guard's locks and budget, or session positions):
+// one gateway serves the same request with and without credentials, so that nothing but
+// admission differs between the two (not the instance, its port or its place in the process;
+// earlier runs compared the system's gateway with a second one). A checkout that admits every
+// request on the third port as that user (it cannot wrap the standard admission) says
+// `wraps: no`; one whose gateway cannot be told how to admit has no third port
+// (`without-credentials: no`). Prints `ready` once they listen.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -62,10 +65,18 @@ for (const [path, service] of serviceOf) {
     return reply.send(res.body);
   });
 }
-// The gateway without credentials: on the same service clients, with request metrics
-// (installOperations), admitting every request as the user.
+// The gateway with and without credentials: on the same service clients, with request metrics
+// (installOperations). A function with an `admit` of its own: a checkout whose gateway takes a
+// function wraps its standard admission with it; an older one admits every request with `admit`.
 const gateway = (await import(pathToFileURL(join(root, 'services/gateway/src/index.ts')).href)) as typeof Gateway;
 const admitted = { user: { userId, handle, email: `${handle}@example.com` }, after: [] };
+type Admit = (request: { headers: { authorization?: string | undefined } }, body: Record<string, unknown>) => Promise<unknown>;
+const wrap = Object.assign(
+  (standard: { admit: Admit }) => ({
+    admit: ((request, body) => (request.headers.authorization === undefined ? Promise.resolve(admitted) : standard.admit(request, body))) as Admit,
+  }),
+  { admit: (async () => admitted) as Admit },
+);
 const mediaDir = mkdtempSync(join(tmpdir(), 'castie-bench-media-'));
 const withoutCredentials = await gateway.buildGatewayApp({
   services: running.clients,
@@ -74,15 +85,18 @@ const withoutCredentials = await gateway.buildGatewayApp({
   adminToken: config.adminToken,
   abuseLimits: { requestsPerUserPerMinute: config.USER_REQUESTS_PER_MINUTE },
   logger,
-  admission: { admit: async () => admitted },
+  admission: wrap as never,
 });
 platform.installOperations(withoutCredentials, { service: 'gateway', metrics: new platform.Metrics(), readiness: new platform.ReadinessProbe() });
 const admits = (await withoutCredentials.inject({ method: 'GET', url: '/api/preferences/' })).statusCode === 200;
+// Wrapped: credentials are checked (a wrong password is refused); not wrapped: admitted anyway.
+const wrong = `Basic ${Buffer.from(`${handle}@example.com:not-${password}`).toString('base64')}`;
+const wraps = admits && (await withoutCredentials.inject({ method: 'GET', url: '/api/preferences/', headers: { authorization: wrong } })).statusCode === 401;
 
 await running.gateway.listen({ port: Number(gatewayPort), host: '127.0.0.1' });
 await front.listen({ port: Number(frontPort), host: '127.0.0.1' });
 if (admits) await withoutCredentials.listen({ port: Number(withoutCredentialsPort), host: '127.0.0.1' });
-process.stdout.write(`ready without-credentials: ${admits ? 'yes' : 'no'}\n`);
+process.stdout.write(`ready without-credentials: ${admits ? 'yes' : 'no'} wraps: ${wraps ? 'yes' : 'no'}\n`);
 process.once('SIGTERM', () => {
   void Promise.all([front.close(), withoutCredentials.close()])
     .then(() => running.close())

@@ -49,10 +49,12 @@ export interface GatewayDeps {
   credentialCache?: Pick<ServiceMetrics, 'credentialCacheLookup'>;
   /**
    * Who a request is for. Default: `Admission` (the credentials, the abuse guard's locks and
-   * budget, the session positions), which every deployment uses. The gateway benchmark admits a
-   * fixed user here, to measure what admission costs a request (bench/support/gateway-front.ts).
+   * budget, the session positions), which every deployment uses. The gateway benchmark wraps it
+   * (a function given the standard admission) to admit requests without credentials as a fixed
+   * user, and so measures what admission costs a request on one and the same gateway
+   * (bench/support/gateway-front.ts).
    */
-  admission?: Pick<Admission, 'admit'>;
+  admission?: Pick<Admission, 'admit'> | ((standard: Pick<Admission, 'admit'>) => Pick<Admission, 'admit'>);
 }
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'] as const;
@@ -90,7 +92,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
   const sessions = new SessionPositions(deps.cache);
   const credentials = new VerifiedCredentials(() => serviceOf('identity'), deps.cache, deps.credentialCache ? { observer: deps.credentialCache } : {});
   const guard = new AbuseGuard(deps.cache, { ...defaultAbuseLimits, ...deps.abuseLimits });
-  const admission = deps.admission ?? new Admission(deps.cache, credentials, guard, sessions);
+  const standard = new Admission(deps.cache, credentials, guard, sessions);
+  const admission = typeof deps.admission === 'function' ? deps.admission(standard) : (deps.admission ?? standard);
   const apiKeys = new Set(deps.apiKeys ?? []);
   const liveLimits = { ...defaultLiveLimits, ...deps.liveLimits };
   const tokens = new StreamTokens(deps.cache, liveLimits.tokenSeconds);
