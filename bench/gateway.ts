@@ -93,7 +93,7 @@ const PATHS = ['/api/preferences/', '/api/hamburger/', '/api/home/following/'];
 /** A load's figures and the server process's CPU time per request meanwhile (µs). */
 type Measured = Load & { cpuUsPerRequest: number };
 
-/** The three ways to the same request (see the top of this file). */
+/** The four ways to the same request (see the top of this file). */
 const SIDES = ['gateway', 'withCredentials', 'withoutCredentials', 'front'] as const;
 type Side = (typeof SIDES)[number];
 

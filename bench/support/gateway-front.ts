@@ -70,12 +70,13 @@ for (const [path, service] of serviceOf) {
 // function wraps its standard admission with it; an older one admits every request with `admit`.
 const gateway = (await import(pathToFileURL(join(root, 'services/gateway/src/index.ts')).href)) as typeof Gateway;
 const admitted = { user: { userId, handle, email: `${handle}@example.com` }, after: [] };
-type Admit = (request: { headers: { authorization?: string | undefined } }, body: Record<string, unknown>) => Promise<unknown>;
+/** Admission as the gateway takes it (GatewayDeps.admission), not written again here. */
+type Admit = Extract<NonNullable<Gateway.GatewayDeps['admission']>, { admit: unknown }>['admit'];
 const wrap = Object.assign(
   (standard: { admit: Admit }) => ({
-    admit: ((request, body) => (request.headers.authorization === undefined ? Promise.resolve(admitted) : standard.admit(request, body))) as Admit,
+    admit: ((request, body) => (request.headers.authorization === undefined ? Promise.resolve(admitted) : standard.admit(request, body))) satisfies Admit,
   }),
-  { admit: (async () => admitted) as Admit },
+  { admit: (async () => admitted) satisfies Admit },
 );
 const mediaDir = mkdtempSync(join(tmpdir(), 'castie-bench-media-'));
 const withoutCredentials = await gateway.buildGatewayApp({
@@ -85,7 +86,7 @@ const withoutCredentials = await gateway.buildGatewayApp({
   adminToken: config.adminToken,
   abuseLimits: { requestsPerUserPerMinute: config.USER_REQUESTS_PER_MINUTE },
   logger,
-  admission: wrap as never,
+  admission: wrap,
 });
 platform.installOperations(withoutCredentials, { service: 'gateway', metrics: new platform.Metrics(), readiness: new platform.ReadinessProbe() });
 const admits = (await withoutCredentials.inject({ method: 'GET', url: '/api/preferences/' })).statusCode === 200;
