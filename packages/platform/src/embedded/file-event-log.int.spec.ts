@@ -240,6 +240,38 @@ describe('file event log on disk', () => {
     await again.stop();
   });
 
+  it('holds the records that come within the batch interval for one batch, which a waiter for one of them brings forward', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const { log } = await openLog(dir);
+    const batches: string[][] = [];
+    const subscription = await log.subscribe({
+      group: 'g',
+      topics: ['t'],
+      startAt: () => 'earliest',
+      batchIntervalMs: 60_000,
+      waitedBatchIntervalMs: 0,
+      handle: async (records) => void batches.push(records.map((r) => r.value)),
+    });
+    const append = async (n: number) => (await log.append('t', [{ key: `k${n}`, value: `v${n}` }]))[0]!;
+    // An idle consumer hands a record over at once.
+    expect(await subscription.waitFor([await append(0)], 10_000)).toBe(true);
+    // The next ones come within the interval: nobody waits for them, so they wait for the next batch.
+    await append(1);
+    const last = await append(2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(batches).toEqual([['v0']]);
+    // Their writer reads back the last one: the batch starts now, not a minute later, with both.
+    expect(await subscription.waitFor([last], 10_000)).toBe(true);
+    expect(batches).toEqual([['v0'], ['v1', 'v2']]);
+    // Waiting for what was handled already changes nothing: the next record waits for the interval again.
+    expect(await subscription.waitFor([last], 10_000)).toBe(true);
+    await append(3);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(batches).toHaveLength(2);
+    await subscription.stop();
+  });
+
   it('reports a failing rewrite of the positions once per interval, not at every commit, and writes them on stop', async () => {
     const dir = await tempDir();
     dirs.push(dir);

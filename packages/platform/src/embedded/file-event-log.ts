@@ -578,6 +578,12 @@ class CommittedOffsets {
 class FileSubscription implements Subscription {
   private readonly handledPositions: HandledPositions;
   private readonly pauses = new Pauses();
+  /** The waits between batches (see batchIntervalMs), which a waiter cuts short (see waitFor); apart from the pauses between retries, which it does not. */
+  private readonly intervals = new Pauses();
+  /** Topics with a waiter for a record that no batch has read yet, until their next batch starts. */
+  private readonly waited = new Set<string>();
+  /** Per topic, the offset after the last record read into a batch (being handled, or handled). */
+  private readonly read = new Map<string, number>();
   private readonly topics: Set<string>;
   private readonly loops: Promise<void>[];
   private stopping = false;
@@ -595,6 +601,7 @@ class FileSubscription implements Subscription {
     this.handledPositions = new HandledPositions(this.topics);
     // Starting at an offset means everything before it counts as handled (waitFor resolves for it).
     files.forEach((file, i) => {
+      this.read.set(file.name, starts[i]!);
       if (starts[i]! > 0) this.handledPositions.mark(positionKey({ topic: file.name, partition: PARTITION }), starts[i]! - 1);
     });
     this.loops = files.map((file, i) =>
@@ -606,6 +613,7 @@ class FileSubscription implements Subscription {
     const key = positionKey({ topic: file.name, partition: PARTITION });
     const maxBatch = this.options.maxBatch ?? 500;
     const interval = this.options.batchIntervalMs ?? 0;
+    const waitedInterval = Math.min(interval, this.options.waitedBatchIntervalMs ?? interval);
     let next = start;
     let lastBatch = -Infinity;
     while (!this.stopping) {
@@ -613,12 +621,20 @@ class FileSubscription implements Subscription {
         await file.changed();
         continue;
       }
-      // Under load, the records of the next few milliseconds join this batch (see batchIntervalMs).
-      const wait = lastBatch + interval - performance.now();
-      if (wait > 0 && file.end - next < maxBatch) await this.pauses.wait(wait);
+      // Under load, the records of the next few milliseconds join this batch (see batchIntervalMs),
+      // fewer once someone waits for one of them (a waiter cuts the wait short: it is measured again).
+      for (;;) {
+        const wait = lastBatch + (this.waited.has(file.name) ? waitedInterval : interval) - performance.now();
+        if (wait <= 0 || file.end - next >= maxBatch || this.stopping) break;
+        await this.intervals.wait(wait);
+      }
       if (this.stopping) break;
+      // This batch reads all the file holds now, so every record waited for (a waiter waits for
+      // records appended already) is in it.
+      if (file.end - next <= maxBatch) this.waited.delete(file.name);
       lastBatch = performance.now();
       const records = await file.read(next, maxBatch);
+      this.read.set(file.name, next + records.length);
       if (!(await this.deliver(records))) return;
       next += records.length;
       this.offsets.set(this.options.group, key, next);
@@ -640,7 +656,15 @@ class FileSubscription implements Subscription {
     return this.handledPositions.offsets;
   }
 
+  /** A position that no batch has read yet brings its topic's next batch forward (see waitedBatchIntervalMs). */
   waitFor(positions: readonly LogPosition[], timeoutMs: number): Promise<boolean> {
+    let hurried = false;
+    for (const p of positions) {
+      if (!this.topics.has(p.topic) || (this.read.get(p.topic) ?? 0) > p.offset) continue;
+      this.waited.add(p.topic);
+      hurried = true;
+    }
+    if (hurried) this.intervals.cutAll();
     return this.handledPositions.waitFor(positions, timeoutMs);
   }
 
@@ -649,6 +673,7 @@ class FileSubscription implements Subscription {
       this.stopping = true;
       for (const file of this.files) file.wake();
       this.pauses.cutAll();
+      this.intervals.cutAll();
       await Promise.all(this.loops);
       this.handledPositions.close();
       await this.offsets.flush();
