@@ -93,13 +93,31 @@ export class LiveChanges {
         const e = event as IdentityEvent;
         // A deleted account's notifications vanish, a private one's activity stops counting, for
         // anyone who had them: not worth working out for events this rare.
-        return e.type === 'AccountDeleted' || e.type === 'PrivacyChanged' ? null : [];
+        if (e.type === 'AccountDeleted' || e.type === 'PrivacyChanged') return null;
+        // Someone's requests and activity count once they are active: this read model may have
+        // applied them before their sign-up, which comes on another topic.
+        return e.type === 'SignUpCompleted' ? this.#concernedBy(e.data.userId) : [];
       }
       case CASTIES_TOPIC:
         return this.#castieAudience(event as CastieEvent);
       default:
         return [];
     }
+  }
+
+  /**
+   * Whose counts someone's requests and activity may change: those they asked to be frodads
+   * (pending requests), their frodads (their forecasts and comments), and the creators of the
+   * Casties they forecast (read by the actor's index: a person just signed up has done little).
+   */
+  async #concernedBy(userId: string): Promise<string[]> {
+    const [requests, friends, forecasts] = await Promise.all([
+      this.#c.notifications.find({ _id: { $gt: `request:${userId}:`, $lt: `request:${userId};` } }),
+      this.deps.people.friendIds(userId),
+      this.#c.activity.find({ actorId: userId, kind: 'forecast' }),
+    ]);
+    const casties = await this.#c.casties.byIds([...new Set(forecasts.map((a) => a.castieId))]);
+    return [...requests.map((n) => n.userId), ...friends, ...[...casties.values()].map((c) => c.creatorId)];
   }
 
   async #castieAudience(e: CastieEvent): Promise<string[]> {
