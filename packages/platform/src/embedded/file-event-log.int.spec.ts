@@ -272,6 +272,31 @@ describe('file event log on disk', () => {
     await subscription.stop();
   });
 
+  it('waits after a batch as long as its size says: at once after a small one, the interval after a busy one', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const { log } = await openLog(dir);
+    const batches: string[][] = [];
+    const subscription = await log.subscribe({
+      group: 'g',
+      topics: ['t'],
+      startAt: () => 'earliest',
+      batchIntervalMs: (records) => (records >= 2 ? 60_000 : 0),
+      handle: async (records) => void batches.push(records.map((r) => r.value)),
+    });
+    const append = (...values: string[]) => log.append('t', values.map((value) => ({ key: 'k', value })));
+    await append('a');
+    await expect.poll(() => batches).toEqual([['a']]);
+    // After a batch of one, the next record is handed over at once (nobody waits for it here).
+    await append('b', 'c');
+    await expect.poll(() => batches).toEqual([['a'], ['b', 'c']]);
+    // After a batch of two, the next one waits for the interval.
+    await append('d');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(batches).toHaveLength(2);
+    await subscription.stop();
+  });
+
   it('reports a failing rewrite of the positions once per interval, not at every commit, and writes them on stop', async () => {
     const dir = await tempDir();
     dirs.push(dir);

@@ -612,10 +612,12 @@ class FileSubscription implements Subscription {
   private async consume(file: TopicFile, start: number): Promise<void> {
     const key = positionKey({ topic: file.name, partition: PARTITION });
     const maxBatch = this.options.maxBatch ?? 500;
-    const interval = this.options.batchIntervalMs ?? 0;
-    const waitedInterval = Math.min(interval, this.options.waitedBatchIntervalMs ?? interval);
+    const { batchIntervalMs = 0, waitedBatchIntervalMs } = this.options;
+    const intervalAfter = typeof batchIntervalMs === 'number' ? () => batchIntervalMs : batchIntervalMs;
     let next = start;
     let lastBatch = -Infinity;
+    let interval = 0;
+    let waitedInterval = 0;
     while (!this.stopping) {
       if (next >= file.end) {
         await file.changed();
@@ -635,6 +637,8 @@ class FileSubscription implements Subscription {
       lastBatch = performance.now();
       const records = await file.read(next, maxBatch);
       this.read.set(file.name, next + records.length);
+      interval = intervalAfter(records.length);
+      waitedInterval = Math.min(interval, waitedBatchIntervalMs ?? interval);
       if (!(await this.deliver(records))) return;
       next += records.length;
       this.offsets.set(this.options.group, key, next);

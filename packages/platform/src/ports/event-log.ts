@@ -53,12 +53,13 @@ export interface SubscribeOptions {
   /** Largest batch handed to `handle` (default 500). */
   maxBatch?: number;
   /**
-   * Shortest time between the starts of two batches of a partition (default 0). While records
-   * keep coming, those that arrive meanwhile share one batch (for a projection: one unit of work,
-   * one commit); a record that comes to an idle consumer is handed over at once. Adapters that
-   * batch by themselves (Kafka's fetch) may ignore it.
+   * Shortest time between the starts of two batches of a partition (default 0), or that time as
+   * a function of how many records the last batch held (a busier partition may wait longer). While
+   * records keep coming, those that arrive meanwhile share one batch (for a projection: one unit
+   * of work, one commit); a record that comes to an idle consumer is handed over at once. Adapters
+   * that batch by themselves (Kafka's fetch) may ignore it.
    */
-  batchIntervalMs?: number;
+  batchIntervalMs?: number | ((lastBatchRecords: number) => number);
   /**
    * The same, while someone waits (`waitFor`) for a record of the partition that was not handled
    * yet (default, and at most, `batchIntervalMs`): the next batch starts this long after the last
