@@ -257,9 +257,10 @@ const BATCH_INTERVAL_MS = 20;
  * The interval after a batch of at least BUSY_BATCH events (a thousand or more a second): under
  * such a load the commits cost more than waiting, and nobody waits longer for their own write
  * (WAITED_BATCH_INTERVAL_MS). Measured side by side with 20 ms at every load (bench forecasts,
- * 32 clients): +9-21% accepted forecasts/s and 8-18% less CPU per forecast, three rounds; 100 ms
- * another +2-8%, with the forecasts' p99 from 68 to 79-86 ms. A light load keeps 20 ms: what one
- * service learns from another (a grant, a policy's follow-up) shows as soon as before.
+ * 32 clients, three rounds each): +4-11% accepted forecasts/s and 7-9% less CPU per forecast; 50 ms
+ * at every load had given +9-21% (another run), and 100 ms another +2-8%, with the forecasts' p99
+ * from 68 to 79-86 ms. A light load keeps 20 ms: what one service learns from another (a grant, a
+ * policy's follow-up) shows as soon as before, as tests that read it right after expect.
  */
 const BUSY_BATCH_INTERVAL_MS = 50;
 const BUSY_BATCH = 20;
