@@ -61,9 +61,9 @@ export interface SubscribeOptions {
    */
   batchIntervalMs?: number | ((lastBatchRecords: number) => number);
   /**
-   * The same, while someone waits (`waitFor`) for a record of the partition that was not handled
-   * yet (default, and at most, `batchIntervalMs`): the next batch starts this long after the last
-   * one began instead. A longer `batchIntervalMs` then lets a load that nobody waits on share
+   * The same, while someone waits (`waitFor`) for a record of the partition that no batch has
+   * read yet (default, and at most, `batchIntervalMs`): the next batch starts this long after the
+   * last one began instead. A longer `batchIntervalMs` then lets a load that nobody waits on share
    * larger batches, while a writer reading back its own write waits no longer than this.
    */
   waitedBatchIntervalMs?: number;
