@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeEventLog } from '../testing/conformance/event-log.ts';
-import type { EventLog, LogRecord } from '../ports/event-log.ts';
+import type { EventLog, LogRecord, SubscribeOptions } from '../ports/event-log.ts';
 import { createFileEventLog } from './file-event-log.ts';
 
 const tempDir = (): Promise<string> => mkdtemp(join(tmpdir(), 'castie-log-'));
@@ -240,19 +240,18 @@ describe('file event log on disk', () => {
     await again.stop();
   });
 
-  it('holds the records that come within the batch interval for one batch, which a waiter for one of them brings forward', async () => {
+  /** A log in a new directory and a subscription of topic `t` from its start, with the values of each batch it was handed. */
+  async function batchesOf(timing: Pick<SubscribeOptions, 'batchIntervalMs' | 'waitedBatchIntervalMs'>) {
     const dir = await tempDir();
     dirs.push(dir);
     const { log } = await openLog(dir);
     const batches: string[][] = [];
-    const subscription = await log.subscribe({
-      group: 'g',
-      topics: ['t'],
-      startAt: () => 'earliest',
-      batchIntervalMs: 60_000,
-      waitedBatchIntervalMs: 0,
-      handle: async (records) => void batches.push(records.map((r) => r.value)),
-    });
+    const subscription = await log.subscribe({ group: 'g', topics: ['t'], startAt: () => 'earliest', ...timing, handle: async (records) => void batches.push(records.map((r) => r.value)) });
+    return { log, batches, subscription };
+  }
+
+  it('holds the records that come within the batch interval for one batch, which a waiter for one of them brings forward', async () => {
+    const { log, batches, subscription } = await batchesOf({ batchIntervalMs: 60_000, waitedBatchIntervalMs: 0 });
     const append = async (n: number) => (await log.append('t', [{ key: `k${n}`, value: `v${n}` }]))[0]!;
     // An idle consumer hands a record over at once.
     expect(await subscription.waitFor([await append(0)], 10_000)).toBe(true);
@@ -273,17 +272,7 @@ describe('file event log on disk', () => {
   });
 
   it('waits after a batch as long as its size says: at once after a small one, the interval after a busy one', async () => {
-    const dir = await tempDir();
-    dirs.push(dir);
-    const { log } = await openLog(dir);
-    const batches: string[][] = [];
-    const subscription = await log.subscribe({
-      group: 'g',
-      topics: ['t'],
-      startAt: () => 'earliest',
-      batchIntervalMs: (records) => (records >= 2 ? 60_000 : 0),
-      handle: async (records) => void batches.push(records.map((r) => r.value)),
-    });
+    const { log, batches, subscription } = await batchesOf({ batchIntervalMs: (records) => (records >= 2 ? 60_000 : 0) });
     const append = (...values: string[]) => log.append('t', values.map((value) => ({ key: 'k', value })));
     await append('a');
     await expect.poll(() => batches).toEqual([['a']]);
