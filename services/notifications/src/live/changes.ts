@@ -6,6 +6,8 @@ import { collections } from '../read-model/projection.ts';
 
 /** A batch larger than this says "anyone" instead of working out each event's audience (rebuilds, catch-up after a restart). */
 const LARGE_BATCH = 200;
+/** Requests or forecasts of one person read to work out whom their sign-up concerns; more say "anyone". */
+const CONCERNED_LIMIT = 500;
 
 /**
  * Tells live streams whose notification counts may have changed (issue 13). It runs after the
@@ -110,12 +112,14 @@ export class LiveChanges {
    * (pending requests), their frodads (their forecasts and comments), and the creators of the
    * Casties they forecast (read by the actor's index: a person just signed up has done little).
    */
-  async #concernedBy(userId: string): Promise<string[]> {
+  async #concernedBy(userId: string): Promise<string[] | null> {
     const [requests, friends, forecasts] = await Promise.all([
-      this.#c.notifications.find({ _id: { $gt: `request:${userId}:`, $lt: `request:${userId};` } }),
+      this.#c.notifications.find({ _id: { $gt: `request:${userId}:`, $lt: `request:${userId};` } }, { limit: CONCERNED_LIMIT }),
       this.deps.people.friendIds(userId),
-      this.#c.activity.find({ actorId: userId, kind: 'forecast' }),
+      this.#c.activity.find({ actorId: userId, kind: 'forecast' }, { limit: CONCERNED_LIMIT }),
     ]);
+    // More than a new person does: not worth working out, as for a deleted account.
+    if (requests.length === CONCERNED_LIMIT || forecasts.length === CONCERNED_LIMIT) return null;
     const casties = await this.#c.casties.byIds([...new Set(forecasts.map((a) => a.castieId))]);
     return [...requests.map((n) => n.userId), ...friends, ...[...casties.values()].map((c) => c.creatorId)];
   }
