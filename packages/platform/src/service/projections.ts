@@ -255,7 +255,8 @@ const MAX_BATCH = 10_000;
 const BATCH_INTERVAL_MS = 20;
 /**
  * The interval after a batch of at least BUSY_BATCH events (a load enters it at about a thousand
- * events a second, and stays in it down to about 400, as batches then gather 50 ms): under such a load the commits cost more than waiting, and nobody waits longer for their own write
+ * events a second, and stays in it down to about 400, as batches then gather 50 ms): under such a
+ * load the commits cost more than waiting, and nobody waits longer for their own write
  * (WAITED_BATCH_INTERVAL_MS). Measured side by side with 20 ms at every load (bench forecasts,
  * 32 clients, three rounds each): +4-11% accepted forecasts/s and 7-9% less CPU per forecast; 50 ms
  * at every load had given +9-21% (another run), and 100 ms another +2-8%, with the forecasts' p99
