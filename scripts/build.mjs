@@ -14,13 +14,15 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const system = join(root, 'packages', 'system');
 const outdir = join(system, 'dist');
-// The rebuild worker and the SQLite checkpoint thread are entries of their own: threads load them
-// by file (src/rebuild/parallel.ts, platform/src/sqlite/background-checkpoints.ts).
+// The rebuild worker, the projections thread and the SQLite checkpoint thread are entries of their
+// own: threads load them by file (src/rebuild/parallel.ts, src/projections-thread/host.ts,
+// platform/src/sqlite/background-checkpoints.ts).
 const entries = {
   main: 'src/main.ts',
   cluster: 'src/cluster.ts',
   cli: 'src/operator/cli.ts',
   'rebuild-worker': 'src/rebuild/rebuild-worker.ts',
+  'projections-thread': 'src/projections-thread/worker.ts',
   'sqlite-checkpoints': '../platform/src/sqlite/checkpoint-worker.ts',
 };
 

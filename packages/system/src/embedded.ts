@@ -19,6 +19,7 @@ import { processOperations } from './operations.ts';
 import { FULL_SPEED_BUDGET, memoryBudget, rebuildSizing } from './rebuild/sizing.ts';
 import { buildNewReadModelsInWorkers, type ParallelRebuildOptions } from './rebuild/parallel.ts';
 import { allServices } from './services.ts';
+import { ProjectionsThread } from './projections-thread/host.ts';
 
 export interface EmbeddedSystem {
   gateway: FastifyInstance;
@@ -31,6 +32,8 @@ export interface EmbeddedSystem {
   services: Map<ServiceName, BuiltService>;
   /** How the gateway reaches each service (benchmarks measure the gateway's own cost with them). */
   clients: Partial<Record<ServiceName, ServiceClient>>;
+  /** The thread the services' projections run in once caught up (null: on the event loop). */
+  projectionsThread: ProjectionsThread | null;
   close(): Promise<void>;
 }
 
@@ -46,6 +49,8 @@ export interface EmbeddedOptions {
   wrapDocuments?: (service: ServiceName, store: DocumentStore) => DocumentStore;
   /** New read-model files built in worker threads at start (rebuild/parallel.ts); `{ workers: 0 }` turns it off. */
   parallelRebuild?: ParallelRebuildOptions;
+  /** Run the services' projections in a thread of their own once caught up (default true; projections-thread/host.ts). */
+  projectionsThread?: boolean;
 }
 
 /**
@@ -100,6 +105,9 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
   const redis = config.REDIS_URL ? createRedisCache({ url: config.REDIS_URL, keyPrefix: 'castie:' }) : null;
   const cache: Cache = redis ?? createMemoryCache();
 
+  // Not with Redis (the leaderboards' sorted sets live there, and the thread has no client) nor
+  // with wrapped stores (tests: the wrapper is an object of this thread).
+  const projectionsThread = !redis && !options.wrapDocuments && options.projectionsThread !== false ? new ProjectionsThread(logger) : null;
   const services = new Map<ServiceName, BuiltService>();
   const clients: Partial<Record<ServiceName, ServiceClient>> = {};
   // Each service's read models in its own SQLite file: kept across restarts, rebuilt when missing.
@@ -139,6 +147,7 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
       eventStore,
       documents: options.wrapDocuments ? options.wrapDocuments(module.name, store) : store,
       readModelCopies: copies.for(store),
+      ...(projectionsThread ? { projectionsHost: projectionsThread.for(store) } : {}),
       clock,
       media,
       cache,
@@ -182,12 +191,14 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
     manualClock,
     services,
     clients,
+    projectionsThread,
     async close() {
       await gateway.close();
       for (const service of [...services.values()].reverse()) {
         await service.close();
         await service.app.close();
       }
+      await projectionsThread?.close();
       for (const store of documents) await store.close();
       await cache.close();
       await mailer.close();

@@ -1,5 +1,5 @@
 import { castieEvents, CASTIES_TOPIC, groupEvents, identityEvents, socialEvents } from '@castie/contracts';
-import { createStoredSortedSets, ManagedReadModels, type DocumentStore, type EventLog, type ProjectionObserver, type Projection, type ReadModelCopies, type ReadModelsOfService, type ServiceModule, type SortedSets } from '@castie/platform';
+import { createStoredSortedSets, ManagedReadModels, type DocumentStore, type EventLog, type ProjectionObserver, type ProjectionsHost, type Projection, type ReadModelCopies, type ReadModelsOfService, type ServiceModule, type SortedSets } from '@castie/platform';
 import { groupsProjections, peopleProjections } from '@castie/reference';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildCastiesApp } from './app.ts';
@@ -34,7 +34,7 @@ export const castiesReadModels: ReadModelsOfService = {
 };
 
 /** Starts the casties service's read models and resolves once they applied what the log held at start. */
-export async function startCastiesReadModels(options: { log: EventLog; documents: DocumentStore; boards: SortedSets; copies?: ReadModelCopies; observer?: ProjectionObserver; logger?: FastifyBaseLogger }): Promise<ManagedReadModels> {
+export async function startCastiesReadModels(options: { log: EventLog; documents: DocumentStore; boards: SortedSets; copies?: ReadModelCopies; host?: ProjectionsHost; observer?: ProjectionObserver; logger?: FastifyBaseLogger }): Promise<ManagedReadModels> {
   return ManagedReadModels.start({
     group: castiesReadModels.group,
     log: options.log,
@@ -42,6 +42,7 @@ export async function startCastiesReadModels(options: { log: EventLog; documents
     catalogs: castiesReadModels.catalogs,
     projections: castiesReadModels.projections(options.documents, options.boards),
     ...(options.copies ? { copies: options.copies } : {}),
+    ...(options.host ? { host: options.host } : {}),
     ...(options.observer ? { observer: options.observer } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   });
@@ -57,7 +58,7 @@ export function castiesModule(): ServiceModule {
       const logger = deps.logger;
       // Shared sorted sets (Redis) when the profile has them, else beside the read models.
       const boards = deps.sortedSets ?? createStoredSortedSets(deps.documents);
-      const readModels = await startCastiesReadModels({ log: deps.log, documents: deps.documents, boards, ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}), observer: deps.metrics, ...(logger ? { logger } : {}) });
+      const readModels = await startCastiesReadModels({ log: deps.log, documents: deps.documents, boards, ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}), ...(deps.projectionsHost ? { host: deps.projectionsHost } : {}), observer: deps.metrics, ...(logger ? { logger } : {}) });
       const store = await deps.eventStore(CASTIES_TOPIC);
       const app = buildCastiesApp({ store, documents: deps.documents, boards, readModels, clock: deps.clock, timeZone: deps.timeZone, checkResponses: deps.checkResponses, metrics: deps.metrics, ...(logger ? { logger } : {}) });
       readModels.install(app, 'casties', { checkResponses: deps.checkResponses });

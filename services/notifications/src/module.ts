@@ -39,6 +39,7 @@ export function notificationsModule(): ServiceModule {
         catalogs: notificationsReadModels.catalogs,
         projections: notificationsReadModels.projections(store),
         ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}),
+        ...(deps.projectionsHost ? { host: deps.projectionsHost } : {}),
         observer: deps.metrics,
         committed: live.committed,
         ...(deps.logger ? { logger: deps.logger } : {}),

@@ -30,6 +30,7 @@ export function socialModule(): ServiceModule {
         catalogs: socialReadModels.catalogs,
         projections: socialReadModels.projections(store),
         ...(deps.readModelCopies ? { copies: deps.readModelCopies } : {}),
+        ...(deps.projectionsHost ? { host: deps.projectionsHost } : {}),
         observer: deps.metrics,
         ...(logger ? { logger } : {}),
       });

@@ -4,7 +4,7 @@ import type { LogPosition } from '../ports/event-log.ts';
 import { OPERATIONS_PATHS } from '../observability/routes.ts';
 import { adminRoutesOnlyFromGateway, isAdminRoute } from './admin-access.ts';
 import { errorBody } from './errors.ts';
-import { startProjections, type ProjectionRunner, type ProjectionRunnerOptions } from './projections.ts';
+import { startProjections, type ProjectionRunner, type ProjectionRunnerOptions, type ProjectionsHost } from './projections.ts';
 import { route, type RouteOptions } from './route.ts';
 
 /** Waits for the runner to catch up; one that cannot (it broke) is stopped, not left retrying. */
@@ -14,6 +14,32 @@ async function caughtUpOrStopped(runner: ProjectionRunner): Promise<void> {
   } catch (error) {
     await runner.stop().catch(() => undefined);
     throw error;
+  }
+}
+
+/** How the service's read models run: where they go on once caught up at start (default: here). */
+export interface ManagedReadModelsOptions extends ProjectionRunnerOptions {
+  host?: ProjectionsHost;
+}
+
+/**
+ * Starts the projections, waits for them to catch up (a rebuild at start runs here), then hands
+ * them over to the host, if any.
+ */
+async function runProjections(options: ManagedReadModelsOptions, rebuildAll = false): Promise<ProjectionRunner> {
+  const runner = await startProjections(rebuildAll ? { ...options, rebuildAll } : options);
+  await caughtUpOrStopped(runner);
+  if (!options.host) return runner;
+  try {
+    const hosted = await options.host.takeOver(runner, options);
+    await caughtUpOrStopped(hosted);
+    return hosted;
+  } catch (error) {
+    // The runner was stopped at its checkpoints: one here goes on from them, as the host's would have.
+    options.logger?.warn({ group: options.group, err: error }, `${options.group}: its projections could not move to their thread; they run on the event loop`);
+    const here = await startProjections(options);
+    await caughtUpOrStopped(here);
+    return here;
   }
 }
 
@@ -44,17 +70,15 @@ export class ManagedReadModels implements ProjectionRunner {
   #drained: (() => void) | null = null;
 
   private constructor(
-    private readonly options: ProjectionRunnerOptions,
+    private readonly options: ManagedReadModelsOptions,
     runner: ProjectionRunner,
   ) {
     this.#runner = runner;
   }
 
   /** Starts the projections and resolves once they applied what the log held at start. */
-  static async start(options: ProjectionRunnerOptions): Promise<ManagedReadModels> {
-    const runner = await startProjections(options);
-    await caughtUpOrStopped(runner);
-    return new ManagedReadModels(options, runner);
+  static async start(options: ManagedReadModelsOptions): Promise<ManagedReadModels> {
+    return new ManagedReadModels(options, await runProjections(options));
   }
 
   get group(): string {
@@ -141,8 +165,7 @@ export class ManagedReadModels implements ProjectionRunner {
     await this.#runner.stop();
     // If starting over fails (the store or the log is gone), the error reaches the operator and the
     // service keeps answering 503: serving read models in an unknown state would be worse.
-    this.#runner = await startProjections({ ...this.options, rebuildAll: true });
-    await caughtUpOrStopped(this.#runner);
+    this.#runner = await runProjections(this.options, true);
     return { events: this.#runner.applied(), seconds: (Date.now() - started) / 1000 };
   }
 

@@ -8,7 +8,7 @@ import type { EventStore } from '../ports/event-store.ts';
 import type { Mailer } from '../ports/mail.ts';
 import type { MediaStore } from '../ports/media.ts';
 import type { ServiceMetrics } from '../observability/metrics.ts';
-import type { Projection, ProjectionRunner, ReadModelCopies } from './projections.ts';
+import type { Projection, ProjectionRunner, ProjectionsHost, ReadModelCopies } from './projections.ts';
 
 /** What every service is built from; the profile (embedded or cluster) decides the adapters. */
 export interface ServiceDeps {
@@ -19,6 +19,8 @@ export interface ServiceDeps {
   documents: DocumentStore;
   /** Finished copies of the same read models in other stores of this process, copied instead of rebuilt (embedded profile). */
   readModelCopies?: ReadModelCopies;
+  /** Where the read models' projections run once caught up at start (embedded: a thread of their own); absent, on the event loop. */
+  projectionsHost?: ProjectionsHost;
   clock: Clock;
   media: MediaStore;
   cache: Cache;

@@ -137,6 +137,21 @@ export interface ProjectionRunnerOptions {
   copies?: ReadModelCopies;
 }
 
+/**
+ * Where a service's projections go on running once they caught up with the log at start, when
+ * not on the event loop that answers its requests: the embedded profile runs every service's
+ * projection writers in one thread of their own (system/src/projections-thread). The requests
+ * read the same store; the host tells it which documents each commit changed.
+ */
+export interface ProjectionsHost {
+  /**
+   * Stops `runner` (caught up, on `options.store`) and resolves with a runner of the same
+   * projections on the same store, going on there from the checkpoints where it stopped. Its
+   * `applied` counts on from `runner`'s.
+   */
+  takeOver(runner: ProjectionRunner, options: ProjectionRunnerOptions): Promise<ProjectionRunner>;
+}
+
 /** Documents of one collection that a filter selects (the checkpoints of one projection). */
 export interface DocumentsMatching {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -241,7 +256,8 @@ interface VersionDoc extends Doc {
 const CHECKPOINTS = collectionSpec<CheckpointDoc>({ name: 'projection_checkpoints', indexes: [{ keys: { projection: 1 } }] });
 const VERSIONS = collectionSpec<VersionDoc>({ name: 'projection_versions' });
 
-const DEFAULT_TIMEOUT_MS = 3000;
+/** How long `waitFor` and `catchUp` wait by default. */
+export const READ_MODELS_WAIT_MS = 3000;
 /** Large batches make rebuilds fast: one unit of work writes each touched document once per batch. */
 const MAX_BATCH = 10_000;
 /**
@@ -670,7 +686,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
 
   let deriving: Promise<void> | null = null;
 
-  const waitFor = (positions: readonly LogPosition[], timeoutMs = DEFAULT_TIMEOUT_MS) => subscription.waitFor(positions, timeoutMs);
+  const waitFor = (positions: readonly LogPosition[], timeoutMs = READ_MODELS_WAIT_MS) => subscription.waitFor(positions, timeoutMs);
   /** Settles once the replay under way (if any) is done. */
   let replaying: Promise<void> = Promise.resolve();
   runnersRunning++;
@@ -722,7 +738,7 @@ export async function startProjections(options: ProjectionRunnerOptions): Promis
       logger?.info({ group, id, projections: targets.map((p) => p.name) }, 'dead letter replayed');
       return deadLetterView({ ...doc, status: 'replayed', replayedAt });
     },
-    async catchUp(wanted, timeoutMs = DEFAULT_TIMEOUT_MS) {
+    async catchUp(wanted, timeoutMs = READ_MODELS_WAIT_MS) {
       const positions: LogPosition[] = [];
       for (const topic of wanted) for (const [partition, end] of await log.endOffsets(topic)) if (end > 0) positions.push({ topic, partition, offset: end - 1 });
       return positions.length === 0 || waitFor(positions, timeoutMs);

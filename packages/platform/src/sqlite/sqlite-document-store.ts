@@ -39,6 +39,18 @@ export interface SqliteDocumentStoreOptions {
   deferredDocuments?: number;
   /** WAL checkpoints in the process's checkpoint thread while serving (default true; files only), instead of inside commits. */
   backgroundCheckpoints?: boolean;
+  /**
+   * Another store of the file, in another thread of the process, has its WAL checkpointed in the
+   * background (the main thread's, while this one is the projections thread's writer): this one
+   * keeps only the safety net of its own commits, and starts no checkpoint thread of its own.
+   */
+  checkpointedElsewhere?: boolean;
+  /**
+   * Told, once they are committed (or rolled back), of the documents this store's writes changed:
+   * their ids in a table, or null for the whole table (dropped, copied into). For a writer in
+   * another thread than the file's readers: their store's `changedElsewhere` takes it.
+   */
+  onChanged?: (table: string, ids: readonly string[] | null) => void;
 }
 
 /** The SQLite adapter, plus what its own tests look at. */
@@ -54,6 +66,11 @@ export interface SqliteDocumentStore extends DocumentStore {
    */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- collections of any document type, as a projection names them
   copyFrom(source: Pick<SqliteDocumentStore, 'path'>, what: { collections: readonly CollectionSpec<any>[]; matching?: readonly DocumentsMatching[] }): Promise<number>;
+  /**
+   * Another connection (a projection writer in another thread) committed changes to these
+   * documents (ids, or null: the whole table): what this store cached of them is read again.
+   */
+  changedElsewhere(table: string, ids: readonly string[] | null): void;
   /** SQLite's plan for a find, one line per step (tests check that indexes serve the queries). */
   explain<T extends Doc>(spec: CollectionSpec<T>, filter: Filter<T>, options?: { sort?: Record<string, 1 | -1>; limit?: number }): string[];
 }
@@ -811,6 +828,12 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     version += 1;
     generations.set(table, (generations.get(table) ?? 0) + 1);
   };
+  /** A table written as a whole (dropped, copied into): none of what was cached of it holds. */
+  const tableChanged = (name: string) => {
+    cache.forgetTable(name);
+    newGeneration(name);
+    options.onChanged?.(name, null);
+  };
   const mutex = new Mutex();
   let closed = false;
   /**
@@ -835,6 +858,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   /** While serving, the checkpoint thread moves the WAL into the file; its stop, while it does. */
   let stopCheckpoints: (() => Promise<void>) | null = null;
   function serveCheckpoints(): void {
+    if (!memory && options.checkpointedElsewhere) return writer.checkpointEvery(BACKGROUND_SAFETY_NET_BYTES);
     if (memory || options.backgroundCheckpoints === false) return writer.checkpointEvery(SERVING_CHECKPOINT_BYTES);
     writer.checkpointEvery(BACKGROUND_SAFETY_NET_BYTES);
     stopCheckpoints ??= backgroundCheckpoints.watch(options.path);
@@ -944,6 +968,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         if (room < 0 || !entry?.doc || entry.updatedChars === undefined || !cache.committed(t.name, id, entry.doc, entry.updatedChars)) cache.forget(t.name, [id]);
       }
       newGeneration(t.name);
+      options.onChanged?.(t.name, [...ids]);
     }
   }
 
@@ -953,6 +978,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     for (const [t, ids] of unit.written) {
       cache.forget(t.name, ids);
       newGeneration(t.name);
+      options.onChanged?.(t.name, [...ids]);
     }
   }
 
@@ -1403,6 +1429,12 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     // In memory, reads outside a unit go to the writer, and see a unit's writes before it commits.
     committedVersion: () => (memory ? null : version),
 
+    changedElsewhere(name, ids) {
+      if (ids === null) cache.forgetTable(name);
+      else cache.forget(name, ids);
+      newGeneration(name);
+    },
+
     async transaction<R>(fn: (unit: UnitOfWork) => Promise<R>, options: { defer?: boolean } = {}): Promise<R> {
       const release = await mutex.lock();
       try {
@@ -1431,8 +1463,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
           writer.db.exec(`DROP TABLE IF EXISTS ${quoteIdent(name)}`);
           writer.db.prepare(`DELETE FROM ${UNFILLED_SIDES} WHERE name = ?`).run(name);
           tables.delete(name);
-          cache.forgetTable(name);
-          newGeneration(name);
+          tableChanged(name);
         }
         writer.forget();
         reader.forget();
@@ -1499,8 +1530,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
           const there = (name: string) => writer.db.prepare(`SELECT 1 FROM source.sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined;
           for (const spec of what.collections) {
             const t = table(spec);
-            cache.forgetTable(t.name);
-            newGeneration(t.name);
+            tableChanged(t.name);
             if (!there(t.name)) continue;
             const columns = t.storedColumns.join(', ');
             copied += writer.db.prepare(`INSERT INTO main.${t.q} (${columns}) SELECT ${columns} FROM source.${t.q} ORDER BY rid`).run().changes;
@@ -1510,8 +1540,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
           }
           for (const { spec, filter } of what.matching ?? []) {
             const t = table(spec);
-            cache.forgetTable(t.name);
-            newGeneration(t.name);
+            tableChanged(t.name);
             if (!there(t.name)) continue;
             if (t.sides.size > 0) throw new Error(`copying some documents of ${t.name} (it has array indexes) is not supported`);
             const params: unknown[] = [];

@@ -6,25 +6,16 @@ import { createFileEventLog } from '@castie/platform/embedded/file-event-log';
 import { createLogEventStore } from '@castie/platform/embedded/log-event-store';
 import { fileToStartFrom, finishedProjection, sameProjection, SqliteReadModelCopies, startAsCopyOf, type FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
-import type { FastifyBaseLogger } from 'fastify';
 import { parentPort, workerData } from 'node:worker_threads';
 import { allServices } from '../services.ts';
+import { threadLogger } from '../thread-logger.ts';
 import type { FromWorker, ReadModelsTask, RebuildTask, StreamIndexTask, ToWorker } from './tasks.ts';
 
 const task = workerData as RebuildTask;
 const port = parentPort!;
 const tell = (message: FromWorker) => port.postMessage(message);
 
-// The main thread's logger writes the lines: one log stream, the worker's service named in each.
-const line =
-  (level: 'info' | 'warn' | 'error') =>
-  (fields: unknown, msg?: string): void => {
-    if (typeof fields === 'string') return tell({ type: 'log', level, fields: {}, msg: fields });
-    const plain = fields && typeof fields === 'object' ? Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v instanceof Error ? { message: v.message, stack: v.stack } : v])) : {};
-    tell({ type: 'log', level, fields: plain, msg: msg ?? '' });
-  };
-const logger = { info: line('info'), warn: line('warn'), error: line('error'), fatal: line('error'), debug: () => undefined, trace: () => undefined, level: 'info' } as unknown as FastifyBaseLogger;
-(logger as unknown as { child: () => FastifyBaseLogger }).child = () => logger;
+const logger = threadLogger(tell);
 
 const waiting = new Map<number, { resolve: (positions: LogPosition[]) => void; reject: (error: Error) => void }>();
 let asked = 0;

@@ -1,5 +1,6 @@
 // What the main thread and a rebuild worker tell each other (system/src/rebuild).
 import type { LogPosition, NewLogRecord } from '@castie/platform';
+import type { ThreadLogLine } from '../thread-logger.ts';
 import type { CopySource, FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
 
 /** One thing a first start derives from the log, in a thread: a service's read models, or an event store's stream index. */
@@ -31,7 +32,7 @@ export interface StreamIndexTask {
 }
 
 export type FromWorker =
-  | { type: 'log'; level: 'info' | 'warn' | 'error'; fields: Record<string, unknown>; msg: string }
+  | ThreadLogLine
   | { type: 'append'; id: number; topic: string; records: NewLogRecord[] }
   /** Finished: the read models it offers for copying (null: dead letters, or a stream index). */
   | { type: 'done'; offered: FinishedProjection[] | null };
