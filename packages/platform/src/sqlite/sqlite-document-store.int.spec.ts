@@ -521,6 +521,44 @@ describe('sqlite document store', () => {
     expect(await newest()).toEqual([]);
   });
 
+  it('a store told what a writer elsewhere committed reads those documents and answers again, and only those', async () => {
+    // The projections thread's writer and the main thread's store of one file (system/src/projections-thread).
+    const path = file();
+    const told: [string, readonly string[] | null][] = [];
+    const writer = openSqliteDocumentStore({ path, checkpointedElsewhere: true, onChanged: (table, ids) => told.push([table, ids]) });
+    opened.push(writer);
+    const reader = open(path);
+    await writer.transaction(async (unit) => {
+      const c = unit.collection(views);
+      for (let i = 0; i < 10; i++) await c.insertOne(view(i));
+    });
+    const read = reader.collection(views);
+    const sort = { activityAt: -1, _id: -1 } as const;
+    const newest = async () => (await read.find({ groupSlug: { $in: ['g1', 'g2'] } }, { sort, limit: 2 })).map((d) => `${d._id}:${d.forecasts}`);
+    const tell = () => {
+      for (const [table, ids] of told.splice(0)) reader.changedElsewhere(table, ids);
+    };
+    tell();
+    expect(await newest()).toEqual(['c00002:0', 'c00001:0']);
+    expect((await read.findOne({ _id: 'c00001' }))?.forecasts).toBe(0);
+    const version = reader.committedVersion();
+
+    await writer.transaction(async (unit) => {
+      await unit.collection(views).updateOne({ _id: 'c00001' }, { $inc: { forecasts: 1 } });
+    });
+    expect(told).toEqual([['views', ['c00001']]]);
+    tell();
+    expect(reader.committedVersion()).not.toBe(version);
+    expect((await read.findOne({ _id: 'c00001' }))?.forecasts).toBe(1);
+    expect(await newest()).toEqual(['c00002:0', 'c00001:1']);
+
+    await writer.drop(['views']);
+    expect(told).toEqual([['views', null]]);
+    tell();
+    expect(await read.findOne({ _id: 'c00001' })).toBeNull();
+    expect(await newest()).toEqual([]);
+  });
+
   it('keeps the answers of two finds apart whenever their filters differ, however alike they look', async () => {
     interface Item extends Doc {
       n?: number | null;

@@ -1430,8 +1430,11 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     committedVersion: () => (memory ? null : version),
 
     changedElsewhere(name, ids) {
-      if (ids === null) cache.forgetTable(name);
-      else cache.forget(name, ids);
+      if (ids === null) {
+        // Dropped, maybe: set up again (on what the file holds then) when next used.
+        tables.delete(name);
+        cache.forgetTable(name);
+      } else cache.forget(name, ids);
       newGeneration(name);
     },
 
