@@ -1,8 +1,9 @@
 // The write path under load: 32 clients, each a distinct seeded user, POST forecasts through the
 // gateway (HTTP, keep-alive, one connection each) on open Casties of groups they follow that they
 // have not forecast yet, for a fixed time. Printed: accepted forecasts/s, refusals by status and
-// error_type, p50/p99 latency, and how long the first read after the load waits for the user's own
-// last write (session consistency: the read models must have applied it).
+// error_type, p50/p99 latency, and how long a user waits to read their own write (session
+// consistency: the read models must have applied it): the first client reads each Castie back
+// right after its forecast, while the others write; and the last author's read once all stopped.
 //
 // Meanwhile one more client, the seeded user with 300 frodads who does not forecast, reads its home
 // feed (100 Casties) one request at a time: what a reader meets while the server writes (its
@@ -162,6 +163,8 @@ interface Figures {
   cpuMsPerForecast: number;
   readAfterMs: number;
   readSeesWrite: boolean;
+  /** The first client's reads of each Castie it just forecast, while the others write: p50, p99, max (ms), how many, and how many missed the forecast. */
+  ownReads: { p50: number; p99: number; max: number; count: number; missed: number };
   errors: number;
   /** The reader's home feed while the writers write: p50, p99, max (ms), and how many. */
   reads: { p50: number; p99: number; max: number; count: number };
@@ -189,9 +192,15 @@ async function measure(label: string, root: string, copy: string, pool: Forecast
   let stop = false;
   let last: { user: Forecaster; uuid: string; agent: Agent } | null = null;
   const agents: Agent[] = [];
+  const ownReadTimes: number[] = [];
+  let ownReadsMissed = 0;
+  let clientsStarted = 0;
   const client = async () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     agents.push(agent);
+    // The first client reads each Castie back right after its forecast, as an app shows it:
+    // how long a user waits for their own write while everyone else writes (session consistency).
+    const readsBack = clientsStarted++ === 0;
     for (let user = queue.shift(); user && !stop; user = queue.shift()) {
       users++;
       for (const { uuid, body } of user.bodies) {
@@ -208,6 +217,13 @@ async function measure(label: string, root: string, copy: string, pool: Forecast
         if (answer.status === 200) {
           accepted++;
           last = { user, uuid, agent };
+          if (readsBack) {
+            const read = await send(agent, server.port, 'GET', `/api/casties/${uuid}/`, user.authorization).catch(() => null);
+            if (read && !stop) {
+              ownReadTimes.push(read.ms);
+              if (!(read.status === 200 && /"userForecast":\s*("|\{)/.test(read.body))) ownReadsMissed++;
+            }
+          }
         } else {
           let type = '';
           try {
@@ -265,7 +281,8 @@ async function measure(label: string, root: string, copy: string, pool: Forecast
   };
   const reads = summary(readTimes);
   const phoneReads = summary(phoneTimes);
-  return { label, users, accepted, perSecond: accepted / elapsed, refusals, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN, cpuMsPerForecast: cpuMs / accepted, readAfterMs, readSeesWrite, errors, reads, phoneReads, phoneFailures };
+  const ownReads = { ...summary(ownReadTimes), missed: ownReadsMissed };
+  return { label, users, accepted, perSecond: accepted / elapsed, refusals, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN, cpuMsPerForecast: cpuMs / accepted, readAfterMs, readSeesWrite, ownReads, errors, reads, phoneReads, phoneFailures };
 }
 
 const checkouts: [string, string][] = [];
@@ -326,7 +343,9 @@ const rows: [string, (r: Figures) => string][] = [
         ['  connection errors, or not a compressed 200', (r) => f0(r.phoneFailures)],
       ] as [string, (r: Figures) => string][])
     : []),
-  ["next read by the last author (ms)", (r) => f1(r.readAfterMs)],
+  ['one author reads back each forecast meanwhile: p50 / p99 / max (ms)', (r) => `${f1(r.ownReads.p50)} / ${f1(r.ownReads.p99)} / ${f0(r.ownReads.max)}`],
+  ['  read back, of them without the forecast', (r) => `${f0(r.ownReads.count)}, ${f0(r.ownReads.missed)}`],
+  ["next read by the last author, once all stopped (ms)", (r) => f1(r.readAfterMs)],
   ['  it shows their forecast', (r) => (r.readSeesWrite ? 'yes' : 'NO')],
 ];
 process.stdout.write(
