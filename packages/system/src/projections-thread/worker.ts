@@ -140,8 +140,9 @@ async function call(group: string, method: keyof RunnerCalls, args: unknown[]): 
     case 'replay':
       return runner.replay(args[0] as string);
     case 'stop':
-      served.delete(group);
+      // Served until stopped: the batch in flight, which the stop waits for, tells what it changed.
       await runner.stop();
+      served.delete(group);
       await entry.store.close();
       return undefined;
   }
