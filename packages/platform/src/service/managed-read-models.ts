@@ -35,7 +35,7 @@ async function runProjections(options: ManagedReadModelsOptions, rebuildAll = fa
     await caughtUpOrStopped(hosted);
     return hosted;
   } catch (error) {
-    // The runner was stopped at its checkpoints: one here goes on from them, as the host's would have.
+    // takeOver stopped the runner at its checkpoints, and left none running: one here goes on from them.
     options.logger?.warn({ group: options.group, err: error }, `${options.group}: its projections could not move to their thread; they run on the event loop`);
     const here = await startProjections(options);
     await caughtUpOrStopped(here);
@@ -105,7 +105,9 @@ export class ManagedReadModels implements ProjectionRunner {
     return this.#runner.caughtUp();
   }
 
-  deadLetters(options?: { all?: boolean }) {
+  /** Waits for a running rebuild first: the runner that stopped for it may not answer (one in a thread does not). */
+  async deadLetters(options?: { all?: boolean }) {
+    await this.#rebuilding?.catch(() => undefined);
     return this.#runner.deadLetters(options);
   }
 

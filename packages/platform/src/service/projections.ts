@@ -123,8 +123,9 @@ export interface ProjectionRunnerOptions {
   observer?: ProjectionObserver;
   /**
    * Told of the events of each batch once it is committed: whatever it does next (e.g. telling
-   * live streams that counts changed) sees the read models with them. Called synchronously and
-   * not awaited, so it never slows the projections: it starts its own work and handles its errors.
+   * live streams that counts changed) sees the read models with them. Not awaited, so it never
+   * slows the projections: it starts its own work and handles its errors. (Hosted in another
+   * thread, the projections tell it once that thread said the batch is committed, on this one.)
    * A rebuild's batches, which commit together (deferred), are not told: nothing is served from
    * read models being rebuilt.
    */
@@ -145,9 +146,9 @@ export interface ProjectionRunnerOptions {
  */
 export interface ProjectionsHost {
   /**
-   * Stops `runner` (caught up, on `options.store`) and resolves with a runner of the same
-   * projections on the same store, going on there from the checkpoints where it stopped. Its
-   * `applied` counts on from `runner`'s.
+   * Stops `runner` (caught up, on `options.store`), whatever follows, and resolves with a runner
+   * of the same projections on the same store, going on there from the checkpoints where it
+   * stopped. Its `applied` counts on from `runner`'s. When it fails, no runner of the group runs.
    */
   takeOver(runner: ProjectionRunner, options: ProjectionRunnerOptions): Promise<ProjectionRunner>;
 }

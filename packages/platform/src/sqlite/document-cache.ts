@@ -19,9 +19,12 @@ interface Slot {
  * page reads hundreds of small documents (people, forecasters, counts), and parsing their JSON
  * again on every request cost more than finding them.
  *
- * Sound because one store object is the only writer of its file: every commit names the ids it
- * wrote and they leave the cache right after it (and after a rollback, since in memory the reader
- * is the writer), or, for documents a unit of its own updated, take their place as committed.
+ * Sound because every commit to its file names the ids it wrote, and they leave the cache: the
+ * store's own commits right after they commit (and after a rollback, since in memory the reader
+ * is the writer), or, for documents a unit of its own updated, take their place as committed;
+ * another connection's (the projections thread's) once it tells the store (`changedElsewhere`).
+ * Until then a read may get a document as it was before that commit: what others write shows
+ * eventually, and a user waiting for their own write waits until the store was told.
  * Reads of committed data and those commits fill it, never a unit of work's own reads. Entries
  * are deeply frozen: a caller that changed a shared document would change it for every reader,
  * so it fails at once instead. Bounded by an estimate of the heap the entries take (three times

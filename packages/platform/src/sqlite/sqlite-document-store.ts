@@ -71,6 +71,8 @@ export interface SqliteDocumentStore extends DocumentStore {
    * documents (ids, or null: the whole table): what this store cached of them is read again.
    */
   changedElsewhere(table: string, ids: readonly string[] | null): void;
+  /** Another connection committed what it could not tell (it ended): everything cached is read again. */
+  allChangedElsewhere(): void;
   /** SQLite's plan for a find, one line per step (tests check that indexes serve the queries). */
   explain<T extends Doc>(spec: CollectionSpec<T>, filter: Filter<T>, options?: { sort?: Record<string, 1 | -1>; limit?: number }): string[];
 }
@@ -808,9 +810,9 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   /**
    * Answers of committed finds by their SQL and parameters, each with the generation of its
    * table it was read at: a commit that writes a table (or drops it) starts a new generation, and
-   * an answer of an older one is read again. Sound for the same reason as the document cache (one
-   * writer per file, in this process; a commit and its new generation happen in one synchronous
-   * step). A feed page's index walk and the group directory's small lists are asked again and
+   * an answer of an older one is read again. Sound for the same reason as the document cache: the
+   * store's own commit and its new generation happen in one synchronous step, and another
+   * connection's commit starts one once it tells the store (`changedElsewhere`). A feed page's index walk and the group directory's small lists are asked again and
    * again between writes. An answer keeps its documents' ids only: the documents themselves
    * come from the document cache (or are read again), whose budget alone bounds them. The
    * answers are bounded by the characters of their keys and ids (512 KiB: hundreds of feed
@@ -824,6 +826,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
   const generations = new Map<string, number>();
   /** Every table's new generation is a new version of the whole store (committedVersion). */
   let version = 0;
+  /** SQLite's count of other connections' commits, as committedVersion last read it. */
+  let dataVersion = -1;
   const newGeneration = (table: string) => {
     version += 1;
     generations.set(table, (generations.get(table) ?? 0) + 1);
@@ -991,8 +995,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       // every write follows a read, and this is the first), so every row it gets is one Table.insert adds.
       if (t.storedIds === undefined) t.storedIds = deferred.has(t.name) && writer.prepare(`SELECT 1 FROM ${t.q} LIMIT 1`).get() === undefined ? new IdFilter() : null;
       const absent = t.storedIds !== null && !t.storedIds.mayHave(id);
-      // A committed document the cache holds is the writer's too (the only writer, and the unit
-      // has not touched it): a copy, which the unit may change.
+      // A committed document the cache holds is the writer's too (one connection writes at a
+      // time, and the other's commits were told; the unit has not touched it): a copy, which the unit may change.
       const cached = absent ? null : cache.get(t.name, id);
       const text = cached !== undefined ? undefined : t.docOf(id);
       const doc = cached ? writableCopy(cached) : text === undefined ? null : (JSON.parse(text) as JsonObject);
@@ -1427,7 +1431,24 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     collection,
 
     // In memory, reads outside a unit go to the writer, and see a unit's writes before it commits.
-    committedVersion: () => (memory ? null : version),
+    // A commit of another connection (the projections thread's) moves the version at once, before
+    // that thread says what it changed: an answer made meanwhile may mix documents this store
+    // cached with rows read after that commit, and must not be kept as of the version before it.
+    committedVersion() {
+      if (memory) return null;
+      const seen = writer.prepare('PRAGMA data_version').pluck().get() as number;
+      if (seen !== dataVersion) {
+        dataVersion = seen;
+        version += 1;
+      }
+      return version;
+    },
+
+    allChangedElsewhere() {
+      cache.clear();
+      for (const name of [...generations.keys()]) newGeneration(name);
+      version += 1;
+    },
 
     changedElsewhere(name, ids) {
       if (ids === null) {

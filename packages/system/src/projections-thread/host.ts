@@ -11,7 +11,7 @@
 //
 // If the thread fails, each service's projections go on on the event loop from their last
 // committed checkpoints, as after a restart, and the service's store forgets what it cached.
-import { DomainError, type DeadLetter, type ErrorType } from '@castie/contracts';
+import type { DeadLetter } from '@castie/contracts';
 import { READ_MODELS_WAIT_MS, startProjections, type LogPosition, type ProjectionLag, type ProjectionRunner, type ProjectionRunnerOptions, type ProjectionsHost, type Subscription } from '@castie/platform';
 import type { SqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import type { FastifyBaseLogger } from 'fastify';
@@ -19,11 +19,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Changed, ErrorData, FromThread, LogCalls, RunnerCalls, SubscriptionAsked, ToThread } from './messages.ts';
-
-const errorData = (error: unknown): ErrorData =>
-  error instanceof DomainError ? { message: error.message, errorType: error.errorType } : { message: error instanceof Error ? error.message : String(error) };
-const fromData = (data: ErrorData): Error => (data.errorType ? new DomainError(data.errorType as ErrorType, data.message) : new Error(data.message));
+import { errorData, errorFrom, type Changed, type FromThread, type LogCalls, type RunnerCalls, type SubscriptionAsked, type ToThread } from './messages.ts';
 
 type Request = Extract<ToThread, { type: 'serve' | 'call' | 'startAt' | 'batch' }>;
 type Unnumbered<T> = T extends unknown ? Omit<T, 'id'> : never;
@@ -52,15 +48,21 @@ export class ProjectionsThread {
     this.#worker = null;
   }
 
+  /** Whether the thread failed (the runners it hosted went on on the event loop). */
+  get failed(): boolean {
+    return this.#failed !== null;
+  }
+
   /** The thread, for tests that end it to see the services go on. */
   get worker(): Worker | null {
     return this.#worker;
   }
 
   async #takeOver(store: SqliteDocumentStore, runner: ProjectionRunner, options: ProjectionRunnerOptions): Promise<ProjectionRunner> {
+    // Stopped whatever follows: a failure leaves no runner of the group running, here or there.
+    await runner.stop();
     if (this.#failed) throw this.#failed;
     if (store.path === ':memory:') throw new Error('a store in memory cannot be shared with a thread');
-    await runner.stop();
     const hosted = new HostedRunner(this, store, options, runner.applied());
     this.#hosted.set(options.group, hosted);
     try {
@@ -77,6 +79,7 @@ export class ProjectionsThread {
       await hosted.unsubscribeAll();
       throw error;
     }
+    hosted.serving = true;
     return hosted;
   }
 
@@ -122,7 +125,7 @@ export class ProjectionsThread {
         const pending = this.#pending.get(message.id);
         this.#pending.delete(message.id);
         if (this.#pending.size === 0) this.#worker?.unref();
-        if (message.error) pending?.reject(fromData(message.error));
+        if (message.error) pending?.reject(errorFrom(message.error));
         else pending?.resolve(message.value);
         return;
       }
@@ -150,7 +153,8 @@ export class ProjectionsThread {
     this.logger?.error({ err: error }, 'the projections thread failed: the read models go on on the event loop from their last commits');
     for (const pending of this.#pending.values()) pending.reject(error);
     this.#pending.clear();
-    for (const hosted of this.#hosted.values()) hosted.fallBack();
+    // A group still being handed over is not: its takeOver fails, and its runner starts over here.
+    for (const hosted of this.#hosted.values()) if (hosted.serving) hosted.fallBack();
   }
 }
 
@@ -164,6 +168,9 @@ class HostedRunner implements ProjectionRunner {
   /** Set once the thread failed: the runner on the event loop that takes over (and, once started, itself). */
   #local: Promise<ProjectionRunner> | null = null;
   #localRunner: ProjectionRunner | null = null;
+  /** Set once the thread serves the group (until then a failure is its takeOver's). */
+  serving = false;
+  #stopping = false;
 
   constructor(
     private readonly thread: ProjectionsThread,
@@ -245,17 +252,23 @@ class HostedRunner implements ProjectionRunner {
   }
 
   /**
-   * The thread failed: the batches it was handed fail (the log hands them over again), its
-   * subscriptions stop, every table of these projections is read again (it may have committed
-   * what it could not tell), and a runner here goes on from the checkpoints committed.
+   * The thread failed: the batches it was handed fail, its subscriptions stop, everything the
+   * store cached is read again (the thread may have committed what it could not tell, its
+   * checkpoints too), and a runner here goes on from the checkpoints committed. Not while the
+   * runner stops (it is stopped already, as far as anyone waits).
    */
   fallBack(): void {
+    if (this.#stopping) return;
     this.#local ??= (async () => {
       await this.unsubscribeAll();
-      for (const p of this.options.projections) for (const spec of p.collections) this.store.changedElsewhere(spec.name, null);
+      this.store.allChangedElsewhere();
       return (this.#localRunner = await startProjections(this.options));
     })();
     this.#local.catch((error: unknown) => this.options.logger?.error({ group: this.group, err: error }, `${this.group}: its projections could not go on on the event loop; restart the service`));
+  }
+
+  #fallenBack(): Promise<ProjectionRunner> | null {
+    return this.#local;
   }
 
   #call<M extends keyof RunnerCalls>(method: M, ...args: RunnerCalls[M]['args']): Promise<RunnerCalls[M]['value']> {
@@ -264,9 +277,13 @@ class HostedRunner implements ProjectionRunner {
 
   async waitFor(positions: readonly LogPosition[], timeoutMs = READ_MODELS_WAIT_MS): Promise<boolean> {
     if (this.#local) return (await this.#local).waitFor(positions, timeoutMs);
+    const started = Date.now();
     const subscriptions = [...this.#subscriptions.values()];
-    if (subscriptions.length === 0) return false;
-    return (await Promise.all(subscriptions.map((s) => s.waitFor(positions, timeoutMs)))).every(Boolean);
+    const reached = subscriptions.length > 0 && (await Promise.all(subscriptions.map((s) => s.waitFor(positions, timeoutMs)))).every(Boolean);
+    // The thread failed meanwhile (its subscriptions stopped, and told their waiters no): the runner here goes on waiting.
+    const local = this.#fallenBack();
+    if (!reached && local) return (await local).waitFor(positions, Math.max(0, timeoutMs - (Date.now() - started)));
+    return reached;
   }
 
   async catchUp(topics: readonly string[], timeoutMs = READ_MODELS_WAIT_MS): Promise<boolean> {
@@ -276,9 +293,15 @@ class HostedRunner implements ProjectionRunner {
     return positions.length === 0 || this.waitFor(positions, timeoutMs);
   }
 
+  /**
+   * Once caught up, the read models are offered again to the stores started later (the embedded
+   * profile copies people and groups instead of rebuilding them): the runner that stopped to hand
+   * them over withdrew them. As a runner offers them, only without dead letters.
+   */
   async caughtUp(): Promise<void> {
     if (this.#local) return (await this.#local).caughtUp();
-    return this.#call('caughtUp');
+    await this.#call('caughtUp');
+    if (this.options.copies && (await this.deadLetters({ all: true })).length === 0) this.options.copies.offer(this.group, this.options.projections);
   }
 
   async lag(): Promise<ProjectionLag[]> {
@@ -293,16 +316,23 @@ class HostedRunner implements ProjectionRunner {
 
   resume(): void {
     if (this.#local) {
-      void this.#local.then((runner) => runner.resume());
+      this.#local.then((runner) => runner.resume()).catch(() => undefined);
       return;
     }
     this.#call('resume').catch((error: unknown) => this.options.logger?.warn({ group: this.group, err: error }, `${this.group}: resuming the projections in their thread failed`));
   }
 
   async stop(): Promise<void> {
+    this.#stopping = true;
+    this.options.copies?.withdraw();
     try {
       if (this.#local) return await (await this.#local).stop();
-      await this.#call('stop');
+      try {
+        await this.#call('stop');
+      } catch (error) {
+        // A thread that failed stopped the group's work with it: its subscriptions are left to stop.
+        if (!this.thread.failed) throw error;
+      }
       await this.unsubscribeAll();
     } finally {
       this.thread.forget(this.group);

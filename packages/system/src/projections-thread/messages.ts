@@ -1,6 +1,6 @@
 // What the main thread and the projections thread tell each other (host.ts, worker.ts).
-import type { DeadLetter } from '@castie/contracts';
-import type { AppliedEvent, LogPosition, LogRecord, NewLogRecord, ProjectionLag } from '@castie/platform';
+import { DomainError, type ErrorType } from '@castie/contracts';
+import type { AppliedEvent, EventLog, LogRecord, ProjectionRunner, Subscription } from '@castie/platform';
 import type { ThreadLogLine } from '../thread-logger.ts';
 
 /** Documents a commit of the thread changed in one table: their ids, or null for the whole table. */
@@ -16,29 +16,27 @@ export interface SubscriptionAsked {
   waitedBatchIntervalMs?: number;
 }
 
-/** An error as it crosses threads; `errorType` is set for a DomainError (the operator's replay). */
+/** An error as it crosses threads; `errorType` and `extra` are set for a DomainError (the operator's replay). */
 export interface ErrorData {
   message: string;
-  errorType?: string;
+  errorType?: ErrorType;
+  extra?: DomainError['extra'];
 }
 
-/** What the runner of a served group answers for (ProjectionRunner's methods the main thread cannot answer itself). */
-export interface RunnerCalls {
-  caughtUp: { args: []; value: undefined };
-  lag: { args: []; value: ProjectionLag[] };
-  pause: { args: []; value: undefined };
-  resume: { args: []; value: undefined };
-  stop: { args: []; value: undefined };
-  deadLetters: { args: [{ all?: boolean }]; value: DeadLetter[] };
-  replay: { args: [string]; value: DeadLetter };
-}
+export const errorData = (error: unknown): ErrorData =>
+  error instanceof DomainError ? { message: error.message, errorType: error.errorType, extra: error.extra } : { message: error instanceof Error ? error.message : String(error) };
+export const errorFrom = (data: ErrorData): Error => (data.errorType ? new DomainError(data.errorType, data.message, data.extra) : new Error(data.message));
 
-/** What the thread's log asks the main thread, which owns the log. */
+type RunnerMethod = 'caughtUp' | 'lag' | 'pause' | 'resume' | 'stop' | 'deadLetters' | 'replay';
+/** What the runner of a served group answers for: the methods of ProjectionRunner the main thread cannot answer itself. */
+export type RunnerCalls = { [M in RunnerMethod]: { args: Parameters<ProjectionRunner[M]>; value: Awaited<ReturnType<ProjectionRunner[M]>> } };
+
+/** What the thread's log asks the main thread, which owns the log (subscriptions by the thread's number for them). */
 export interface LogCalls {
-  append: { args: [string, NewLogRecord[]]; value: LogPosition[] };
-  endOffsets: { args: [string]; value: Map<number, number> };
+  append: { args: Parameters<EventLog['append']>; value: Awaited<ReturnType<EventLog['append']>> };
+  endOffsets: { args: Parameters<EventLog['endOffsets']>; value: Awaited<ReturnType<EventLog['endOffsets']>> };
   subscribe: { args: [number, SubscriptionAsked]; value: undefined };
-  waitFor: { args: [number, LogPosition[], number]; value: boolean };
+  waitFor: { args: [number, ...Parameters<Subscription['waitFor']>]; value: boolean };
   unsubscribe: { args: [number]; value: undefined };
 }
 
