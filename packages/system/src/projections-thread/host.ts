@@ -12,7 +12,7 @@
 // If the thread fails, each service's projections go on on the event loop from their last
 // committed checkpoints, as after a restart, and the service's store forgets what it cached.
 import type { DeadLetter } from '@castie/contracts';
-import { READ_MODELS_WAIT_MS, startProjections, type LogPosition, type ProjectionLag, type ProjectionRunner, type ProjectionRunnerOptions, type ProjectionsHost, type Subscription } from '@castie/platform';
+import { READ_MODELS_WAIT_MS, startProjections, type LogPosition, type ProjectionLag, type ProjectionRunner, type ProjectionRunnerOptions, type ProjectionsHost, type StartAt, type Subscription } from '@castie/platform';
 import type { SqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import type { FastifyBaseLogger } from 'fastify';
 import { existsSync } from 'node:fs';
@@ -238,7 +238,7 @@ class HostedRunner implements ProjectionRunner {
       ...(asked.maxBatch !== undefined ? { maxBatch: asked.maxBatch } : {}),
       ...(interval === undefined ? {} : { batchIntervalMs: typeof interval === 'number' ? interval : (n: number) => interval[Math.min(n, interval.length - 1)]! }),
       ...(asked.waitedBatchIntervalMs !== undefined ? { waitedBatchIntervalMs: asked.waitedBatchIntervalMs } : {}),
-      startAt: (topic, partition) => this.thread.request({ type: 'startAt', group, subscription: id, topic, partition }) as Promise<{ offset: number }>,
+      startAt: (topic, partition) => this.thread.request({ type: 'startAt', group, subscription: id, topic, partition }) as Promise<StartAt>,
       handle: async (records) => {
         await this.thread.request({ type: 'batch', group, subscription: id, records });
         this.#applied += records.length;
@@ -267,6 +267,7 @@ class HostedRunner implements ProjectionRunner {
     this.#local.catch((error: unknown) => this.options.logger?.error({ group: this.group, err: error }, `${this.group}: its projections could not go on on the event loop; restart the service`));
   }
 
+  /** The runner that took over, read again after an await (the thread may have failed meanwhile). */
   #fallenBack(): Promise<ProjectionRunner> | null {
     return this.#local;
   }
