@@ -12,9 +12,14 @@ const senders: string[] = [];
 async function requestFrom(): Promise<string> {
   const u = await sys.signUp();
   await eventually(async () => expect((await sys.post(`/api/add-frodad/${hub.handle}/`, {}, u)).status).toBe(200));
-  // hub's reads wait for hub's own writes only: u's next read waits until the notifications
-  // service holds u's request, so that hub sees it too.
-  expect((await sys.get('/api/notifications/', u)).status).toBe(200);
+  // hub's reads wait for hub's own writes only, and u's for the request but not for u's sign-up
+  // (its steps carry no credentials): the request shows once the notifications service applied
+  // both, which it reads as two topics, each in batches of its own. Another's write shows
+  // eventually: waited for in hub's export, which marks nothing read.
+  await eventually(async () => {
+    const exported = OwnDataExportSchema.parse(JSON.parse((await sys.get('/api/export/', hub)).text));
+    expect(exported.notifications.map((n) => n.data)).toContain(u.handle);
+  });
   return u.handle;
 }
 
