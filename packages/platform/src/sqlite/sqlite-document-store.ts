@@ -812,9 +812,10 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
    * table it was read at: a commit that writes a table (or drops it) starts a new generation, and
    * an answer of an older one is read again. Sound for the same reason as the document cache: the
    * store's own commit and its new generation happen in one synchronous step, and another
-   * connection's commit starts one once it tells the store (`changedElsewhere`). A feed page's index walk and the group directory's small lists are asked again and
-   * again between writes. An answer keeps its documents' ids only: the documents themselves
-   * come from the document cache (or are read again), whose budget alone bounds them. The
+   * connection's commit starts one once it tells the store (`changedElsewhere`). A feed page's
+   * index walk and the group directory's small lists are asked again and again between writes.
+   * An answer keeps its documents' ids only: the documents themselves come from the document
+   * cache (or are read again), whose budget alone bounds them. The
    * answers are bounded by the characters of their keys and ids (512 KiB: hundreds of feed
    * pages); one of more than ANSWER_MAX_IDS documents (a long scan, such as an export's pages)
    * is not kept at all: such scans are not asked again and again, and keeping them made the
