@@ -1,4 +1,4 @@
-import { EventEnvelopeSchema, type EventEnvelope } from '@castie/contracts';
+import { EventEnvelopeSchema, peekEnvelope, type EventEnvelope } from '@castie/contracts';
 import Database from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
 import { join } from 'node:path';
@@ -274,9 +274,12 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
     return next;
   }
 
-  /** Where a record says it belongs: all the index needs (reading a stream checks whole events). */
+  /**
+   * Where a record says it belongs: all the index needs (reading a stream checks whole events).
+   * Read from the head of its JSON as this store writes it; anything else is parsed whole.
+   */
   function positionOf(record: LogRecord): StreamPosition {
-    return StreamPositionSchema.parse(JSON.parse(record.value));
+    return peekEnvelope(record.value) ?? StreamPositionSchema.parse(JSON.parse(record.value));
   }
 
   function parse(record: LogRecord): EventEnvelope {
