@@ -131,7 +131,7 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
       log,
       logDir: join(config.dataDir, 'log'),
       readModelDir,
-      heldDocuments: sizing.heldDocuments,
+      heldDocuments: sizing.threadHeldDocuments,
       bulkCacheMiB: sizing.bulkCacheMiB,
       modules,
       ...(logger ? { logger } : {}),

@@ -63,7 +63,7 @@ export async function buildNewReadModelsInWorkers(options: {
   const services = ordered.map((m) => m.name);
   const indexes = await missingStreamIndexes(log, options.logDir, options.modules);
   logger?.info(
-    { services, workers, events, streamIndexes: indexes },
+    { services, workers, events, streamIndexes: indexes, heldDocuments: options.heldDocuments },
     `building the read models of ${services.join(', ')} (in that order)${indexes.length > 0 ? `, then the stream indexes of ${indexes.join(', ')},` : ''} from ${events.toLocaleString('en-US')} events in ${workers} threads`,
   );
   // The stream indexes come last: whichever thread is done with read models first builds them
