@@ -26,12 +26,22 @@ describe('peekEnvelope', () => {
       // Another key order, or a field between.
       JSON.stringify({ type, ...others }),
       `{${head},"actor":"x","streamVersion":1,"data":{}}`,
+      // A whole head further on (in the data of a record whose own head is in another order).
+      JSON.stringify({ type, ...others, data: { ...envelope, data: {} } }),
       // An escape inside a string: its value is not the text between the quotes.
       `{"id":"a\\"b","type":"ForecastPlaced","schemaVersion":2,"streamId":"s","streamVersion":1,"data":{}}`,
+      `{"id":"a\\\\","type":"ForecastPlaced","schemaVersion":2,"streamId":"s","streamVersion":1,"data":{}}`,
       `{"id":"${envelope.id}","type":"Forecast\\u0050laced","schemaVersion":2,"streamId":"s","streamVersion":1,"data":{}}`,
+      // A control character, which JSON refuses inside a string.
+      `{"id":"a\nb","type":"ForecastPlaced","schemaVersion":2,"streamId":"s","streamVersion":1,"data":{}}`,
       // What the schema refuses: empty strings, versions that are not positive integers.
       `{"id":"","type":"ForecastPlaced","schemaVersion":2,"streamId":"s","streamVersion":1,"data":{}}`,
+      `{"id":"${envelope.id}","type":"","schemaVersion":2,"streamId":"s","streamVersion":1,"data":{}}`,
+      `{"id":"${envelope.id}","type":"ForecastPlaced","schemaVersion":2,"streamId":"","streamVersion":1,"data":{}}`,
+      `{"id":"${envelope.id}","type":"ForecastPlaced","schemaVersion":0,"streamId":"s","streamVersion":1,"data":{}}`,
       `{${head},"streamVersion":0,"data":{}}`,
+      // Past 15 digits: beyond what a number holds exactly.
+      `{${head},"streamVersion":1234567890123456,"data":{}}`,
       `{${head},"streamVersion":1.5,"data":{}}`,
       `{${head},"streamVersion":-1,"data":{}}`,
       `{${head},"streamVersion":1e3,"data":{}}`,

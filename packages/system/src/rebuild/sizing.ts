@@ -5,6 +5,7 @@
 // started again (measured: `memory.limit_in_bytes` of a cgroup, as Docker's `--memory` sets).
 // Below the budget a full-speed rebuild needs, it builds in fewer threads, holding less.
 import { availableParallelism, totalmem } from 'node:os';
+import { getHeapStatistics } from 'node:v8';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -21,7 +22,8 @@ export function memoryBudget(): number {
 export const FULL_SPEED_BUDGET = 4 * GiB;
 
 /**
- * From this much memory per thread, a first start's threads hold a million documents between
+ * From this much memory per thread, and as large a heap (V8's limit, which each thread has: a
+ * quarter of a container's memory, else up to about 4 GiB), a first start's threads hold a million documents between
  * their commits: the documents a later batch changes again (a Castie's view and roster, the
  * forecasts its answer scores, a person's counters) stay parsed instead of being written, let go
  * and read again at each commit. On the seeded history (1.06M events, two threads) the first
@@ -29,7 +31,7 @@ export const FULL_SPEED_BUDGET = 4 * GiB;
  * 2.8 GB instead of 2.1. Three million held was no faster: a thread that never commits (the
  * notifications') keeps a heap its collector goes over again and again.
  */
-export const GENEROUS_PER_THREAD = 3 * GiB;
+const GENEROUS_PER_THREAD = 3 * GiB;
 
 export interface RebuildSizing {
   /** Threads building read models side by side at a first start (below 2: none, the services rebuild in turn). */
@@ -38,9 +40,10 @@ export interface RebuildSizing {
   threadHeldDocuments: number;
   /**
    * Documents a rebuild in the serving process keeps in memory between its commits (the stores'
-   * deferredDocuments): an operator's rebuild, or a first start on a short history. No more than
-   * a thread's: beside the requests the process serves, a commit of a million documents would
-   * hold as much memory again as the process serves with, and take seconds to write.
+   * deferredDocuments): an operator's, a projection's whose version changed, a first start on a
+   * short history, with one file missing, on Redis, or after a thread failed. No more than a
+   * thread's: beside the requests the process serves, a commit of a million documents would hold
+   * as much memory again as the process serves with, and take seconds to write.
    */
   heldDocuments: number;
   /** The page cache of a store while it is bulk-loaded, in MiB. */
@@ -51,12 +54,13 @@ export interface RebuildSizing {
  * The rebuild's sizing for `budget` bytes of memory and `cpus` threads: at 4 GiB and more, as fast
  * as it goes (100,000 documents held, 256 MiB of page cache: about 1 GB per thread at its peak
  * on the seeded history, so a thread per CPU and per 1.25 GiB; a million held in the threads
- * from 3 GiB per thread, about 1.4 GB each at its peak); below, each thread holds less and there
+ * from 3 GiB of memory and of heap per thread, about 1.4 GB each at its peak); below, each thread holds less and there
  * are fewer of them, down to one rebuild at a time in the process. `heldDocuments` set by the
  * operator (REBUILD_HELD_DOCUMENTS) is kept as it is, by the threads too.
  */
-export function rebuildSizing(budget: number, options: { cpus?: number; heldDocuments?: number } = {}): RebuildSizing {
+export function rebuildSizing(budget: number, options: { cpus?: number; heldDocuments?: number; heapLimit?: number } = {}): RebuildSizing {
   const cpus = options.cpus ?? availableParallelism();
+  const heapLimit = options.heapLimit ?? getHeapStatistics().heap_size_limit;
   const sized = (threads: number, held: number, threadHeld: number, bulkCacheMiB: number): RebuildSizing => ({
     threads,
     threadHeldDocuments: options.heldDocuments ?? threadHeld,
@@ -65,7 +69,7 @@ export function rebuildSizing(budget: number, options: { cpus?: number; heldDocu
   });
   if (budget >= FULL_SPEED_BUDGET) {
     const threads = Math.min(cpus, Math.floor(budget / (1.25 * GiB)));
-    return sized(threads, 100_000, budget / threads >= GENEROUS_PER_THREAD ? 1_000_000 : 100_000, 256);
+    return sized(threads, 100_000, Math.min(budget / threads, heapLimit) >= GENEROUS_PER_THREAD ? 1_000_000 : 100_000, 256);
   }
   if (budget >= 2 * GiB) return sized(Math.min(cpus, 2), 50_000, 50_000, 128);
   return sized(1, 20_000, 20_000, 32);
