@@ -23,10 +23,10 @@ export const FULL_SPEED_BUDGET = 4 * GiB;
 
 /**
  * From this much memory per thread, and as large a heap (V8's limit, which each thread has: a
- * quarter of a container's memory, else up to about 4 GiB), a first start's threads hold a million documents between
- * their commits: the documents a later batch changes again (a Castie's view and roster, the
- * forecasts its answer scores, a person's counters) stay parsed instead of being written, let go
- * and read again at each commit. On the seeded history (1.06M events, two threads) the first
+ * quarter of a container's memory, else up to about 4 GiB), a first start's threads hold a
+ * million documents between their commits: the documents a later batch changes again (a Castie's
+ * view and roster, the forecasts its answer scores, a person's counters) stay parsed instead of
+ * being written, let go and read again at each commit. On the seeded history (1.06M events, two threads) the first
  * start took 8 % less time and CPU (three runs side by side: 11, 3.5 and 9 %), and peaked at
  * 2.8 GB instead of 2.1. Three million held was no faster: a thread that never commits (the
  * notifications') keeps a heap its collector goes over again and again.
@@ -54,8 +54,8 @@ export interface RebuildSizing {
  * The rebuild's sizing for `budget` bytes of memory and `cpus` threads: at 4 GiB and more, as fast
  * as it goes (100,000 documents held, 256 MiB of page cache: about 1 GB per thread at its peak
  * on the seeded history, so a thread per CPU and per 1.25 GiB; a million held in the threads
- * from 3 GiB of memory and of heap per thread, about 1.4 GB each at its peak); below, each thread holds less and there
- * are fewer of them, down to one rebuild at a time in the process. `heldDocuments` set by the
+ * from 3 GiB of memory and of heap per thread, about 1.4 GB each at its peak); below, each
+ * thread holds less and there are fewer of them, down to one rebuild at a time in the process. `heldDocuments` set by the
  * operator (REBUILD_HELD_DOCUMENTS) is kept as it is, by the threads too.
  */
 export function rebuildSizing(budget: number, options: { cpus?: number; heldDocuments?: number; heapLimit?: number } = {}): RebuildSizing {
