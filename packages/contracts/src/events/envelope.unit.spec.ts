@@ -34,6 +34,8 @@ describe('peekEnvelope', () => {
       `{"id":"${envelope.id}","type":"Forecast\\u0050laced","schemaVersion":2,"streamId":"s","streamVersion":1,"data":{}}`,
       // A control character, which JSON refuses inside a string.
       `{"id":"a\nb","type":"ForecastPlaced","schemaVersion":2,"streamId":"s","streamVersion":1,"data":{}}`,
+      `{"id":"${envelope.id}","type":"Forecast\tPlaced","schemaVersion":2,"streamId":"s","streamVersion":1,"data":{}}`,
+      `{"id":"${envelope.id}","type":"ForecastPlaced","schemaVersion":2,"streamId":"s\u0000","streamVersion":1,"data":{}}`,
       // What the schema refuses: empty strings, versions that are not positive integers.
       `{"id":"","type":"ForecastPlaced","schemaVersion":2,"streamId":"s","streamVersion":1,"data":{}}`,
       `{"id":"${envelope.id}","type":"","schemaVersion":2,"streamId":"s","streamVersion":1,"data":{}}`,
@@ -42,6 +44,7 @@ describe('peekEnvelope', () => {
       `{${head},"streamVersion":0,"data":{}}`,
       // Past 15 digits: beyond what a number holds exactly.
       `{${head},"streamVersion":1234567890123456,"data":{}}`,
+      `{"id":"${envelope.id}","type":"ForecastPlaced","schemaVersion":1234567890123456,"streamId":"s","streamVersion":1,"data":{}}`,
       `{${head},"streamVersion":1.5,"data":{}}`,
       `{${head},"streamVersion":-1,"data":{}}`,
       `{${head},"streamVersion":1e3,"data":{}}`,

@@ -8,7 +8,7 @@ import { ConcurrencyError } from '../ports/event-store.ts';
 import { describeEventStore } from '../testing/conformance/event-store.ts';
 import type { LogRecord } from '../ports/event-log.ts';
 import { createFileEventLog, type FileEventLog } from './file-event-log.ts';
-import { createLogEventStore } from './log-event-store.ts';
+import { createLogEventStore, streamIndexPath } from './log-event-store.ts';
 
 const TOPIC = 'casties';
 const tempDir = (): Promise<string> => mkdtemp(join(tmpdir(), 'castie-store-'));
@@ -168,14 +168,22 @@ describe('log event store on the file log', () => {
       dir = await tempDir();
       log = await createFileEventLog({ dir });
       const store = await createLogEventStore({ log, topic: TOPIC });
-      await store.appendToStream('castie-1', [event('castie-1', 1)], { expectedVersion: 'no_stream' });
-      // Caught up record by record on the index that store made, or a new index built whole.
-      if (build) await rm(join(dir, `${TOPIC}.streams.db`), { force: true });
-      await log.append(TOPIC, [{ key: 'castie-1', value: write(event('castie-1', 2), 5) }]);
-      await expect(createLogEventStore({ log, topic: TOPIC })).rejects.toThrow(/casties@0:1: .*does not follow version 1/);
-      await store.close();
-      await log.close();
-      await rm(dir, { recursive: true, force: true });
+      let open = true;
+      try {
+        await store.appendToStream('castie-1', [event('castie-1', 1)], { expectedVersion: 'no_stream' });
+        // Caught up record by record on the index that store made, or a new index built whole.
+        if (build) {
+          await store.close();
+          open = false;
+          for (const suffix of ['', '-wal', '-shm']) await rm(`${streamIndexPath(dir, TOPIC)}${suffix}`, { force: suffix !== '' });
+        }
+        await log.append(TOPIC, [{ key: 'castie-1', value: write(event('castie-1', 2), 5) }]);
+        await expect(createLogEventStore({ log, topic: TOPIC })).rejects.toThrow(/casties@0:1: .*does not follow version 1/);
+      } finally {
+        if (open) await store.close();
+        await log.close();
+        await rm(dir, { recursive: true, force: true });
+      }
     }
   });
 

@@ -117,7 +117,14 @@ export async function createLogEventStore({ log, topic, indexPath, onProgress, b
   const mayExist = (streamId: string): boolean => !allKnown || knownStreams.mayHave(streamId);
 
   /** The first offset the index has not seen; appends move it only while it stays contiguous. */
-  let next = await catchUp();
+  let next: number;
+  try {
+    next = await catchUp();
+  } catch (error) {
+    // A log the index cannot follow (or cannot be read) opens nothing: the index goes with it.
+    db.close();
+    throw error;
+  }
   // Caught up: from now on the process's checkpoint thread moves the WAL into the file, not a
   // commit on the event loop (the commit's own checkpoint waits until 16 MB, should it fall behind).
   db.pragma(`wal_autocheckpoint = ${(16 * 1024 * 1024) / (db.pragma('page_size', { simple: true }) as number)}`);

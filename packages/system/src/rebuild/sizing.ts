@@ -22,14 +22,15 @@ export function memoryBudget(): number {
 export const FULL_SPEED_BUDGET = 4 * GiB;
 
 /**
- * From this much memory per thread, and as large a heap (V8's limit, which each thread has: a
- * quarter of a container's memory, else up to about 4 GiB), a first start's threads hold a
- * million documents between their commits: the documents a later batch changes again (a Castie's
- * view and roster, the forecasts its answer scores, a person's counters) stay parsed instead of
- * being written, let go and read again at each commit. On the seeded history (1.06M events, two threads) the first
- * start took 8 % less time and CPU (three runs side by side: 11, 3.5 and 9 %), and peaked at
- * 2.8 GB instead of 2.1. Three million held was no faster: a thread that never commits (the
- * notifications') keeps a heap its collector goes over again and again.
+ * From this much memory per thread, and as large a heap (V8's limit, which each thread has too: by
+ * default a quarter of the machine's or container's memory, at most about 4 GiB, unless
+ * `--max-old-space-size` sets it), a first start's threads hold a million documents between their
+ * commits: the documents a later batch changes again (a Castie's view and roster, the forecasts
+ * its answer scores, a person's counters) stay parsed instead of being written, let go and read
+ * again at each commit. On the seeded history (1.06M events, two threads) the first start took 8 %
+ * less time and CPU (three runs side by side: 11, 3.5 and 9 %), and peaked at 2.8 GB instead of
+ * 2.1. Three million held was no faster: a thread that never commits (the notifications') keeps a
+ * heap its collector goes over again and again.
  */
 const GENEROUS_PER_THREAD = 3 * GiB;
 
