@@ -610,6 +610,22 @@ describe('sqlite document store', () => {
     expect(() => store.collection(collectionSpec<Doc & { list: string[] }>({ name: 'loose', arrays: ['list'] }))).toThrow(/declared twice/);
   });
 
+  it('refuses an update that makes an undeclared field an array, whatever else it names, and keeps the document as it was', async () => {
+    const store = open();
+    type Loose = Doc & { n: number; list?: string[]; deep?: { list?: string[] }; tags: string[] };
+    const loose = store.collection(collectionSpec<Loose>({ name: 'loose', arrays: ['tags'] }));
+    await loose.insertOne({ _id: 'x', n: 1, tags: [] });
+    const updates = [{ $set: { list: ['a'] } }, { $inc: { n: 1 }, $push: { list: 'a' } }, { $addToSet: { list: 'a' }, $set: { 'deep.list': ['b'] } }, { $setOnInsert: { n: 5 }, $set: { list: [] } }];
+    for (const update of updates) await expect(loose.updateOne({ _id: 'x' }, update), JSON.stringify(update)).rejects.toThrow(/loose\.list holds an array: declare it/);
+    await store.transaction(async (unit) => {
+      await expect(unit.collection(collectionSpec<Loose>({ name: 'loose', arrays: ['tags'] })).updateMany({}, { $push: { list: 'a' } })).rejects.toThrow(/declare it/);
+    });
+    expect(await loose.findOne({ _id: 'x' })).toEqual({ _id: 'x', n: 1, tags: [] });
+    // Arrays below a field, and in the declared ones, are the document's own business.
+    await loose.updateOne({ _id: 'x' }, { $set: { 'deep.list': ['b'] }, $push: { tags: 't' } });
+    expect(await loose.findOne({ _id: 'x' })).toEqual({ _id: 'x', n: 1, tags: ['t'], deep: { list: ['b'] } });
+  });
+
   it('refuses a write made after its unit of work ended, and keeps reads true to what is committed', async () => {
     const store = open();
     const c = store.collection(views);
