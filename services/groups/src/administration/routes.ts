@@ -15,7 +15,7 @@ export const ADMIN_HEADER = 'x-castie-admin';
  * Reached only through the gateway's /admin/ forwarder; operators have no session, so every
  * write waits for this service's read models before answering (the next read shows it).
  */
-export function administrationRoutes(app: FastifyInstance, ctx: GroupsContext): void {
+export function administrationRoutes(app: FastifyInstance, ctx: Pick<GroupsContext, 'directory' | 'groups' | 'loadGroup' | 'media' | 'memberships' | 'meta' | 'opts' | 'people' | 'readModels' | 'timeZone'>): void {
   adminRoutesOnlyFromGateway(app);
 
   /** The group as operators see it: the Group object for nobody in particular, and its configuration. */

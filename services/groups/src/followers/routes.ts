@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { GroupsContext } from '../context.ts';
 
 /** Who follows a group, and which of them are the requester's frodads. Deleted accounts vanish. */
-export function followerRoutes(app: FastifyInstance, ctx: GroupsContext): void {
+export function followerRoutes(app: FastifyInstance, ctx: Pick<GroupsContext, 'directory' | 'opts' | 'people'>): void {
   /** Frodad objects (without level, as the spec's group listings show them) indexed by handle, in the order of `ids`. */
   async function frodads(requesterId: string, ids: readonly string[]): Promise<Record<string, Frodad>> {
     const [people, relations] = await Promise.all([ctx.people.activeByIds(ids), ctx.people.relations(requesterId, ids)]);

@@ -5,7 +5,7 @@ import type { GroupsContext } from '../context.ts';
 import { groupMessages, membershipStreamId, standing } from './membership-decider.ts';
 
 /** Following and unfollowing a group (spec: Group access). */
-export function followingRoutes(app: FastifyInstance, ctx: GroupsContext): void {
+export function followingRoutes(app: FastifyInstance, ctx: Pick<GroupsContext, 'loadGroup' | 'memberships' | 'meta' | 'opts'>): void {
   route(
     app,
     groupsApi.follow,

@@ -8,7 +8,7 @@ import type { GroupsContext } from '../context.ts';
 const pairs = (groups: readonly GroupDoc[]): [string, string][] => groups.map((g) => [g.groupName, g.slug]);
 
 /** Lists of groups: all of them and search results (as Group objects), the menu of followed ones, where one may create. */
-export function listingRoutes(app: FastifyInstance, ctx: GroupsContext): void {
+export function listingRoutes(app: FastifyInstance, ctx: Pick<GroupsContext, 'directory' | 'opts'>): void {
   route(
     app,
     groupsApi.listGroups,

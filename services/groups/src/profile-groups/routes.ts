@@ -8,7 +8,7 @@ import type { GroupsContext } from '../context.ts';
  * as Group objects computed for the requester (or their slugs with slugs_only), or the string
  * "private" when the profile is private and not the requester's own.
  */
-export function profileGroupsRoutes(app: FastifyInstance, ctx: GroupsContext): void {
+export function profileGroupsRoutes(app: FastifyInstance, ctx: Pick<GroupsContext, 'directory' | 'opts' | 'people'>): void {
   route(
     app,
     groupsApi.profileGroups,

@@ -9,7 +9,7 @@ import { membershipStreamId, standing } from '../following/membership-decider.ts
  * GET /api/groups/{slug}/requests/ lists them, oldest first; .../{handle}/approve/ and /deny/
  * answer one. To anyone else these paths are 404, as if there were nothing there.
  */
-export function requestRoutes(app: FastifyInstance, ctx: GroupsContext): void {
+export function requestRoutes(app: FastifyInstance, ctx: Pick<GroupsContext, 'directory' | 'loadGroup' | 'memberships' | 'meta' | 'opts' | 'people' | 'timeZone'>): void {
   /** The group, if the caller administers it (from its stream: a freshly named admin works at once). */
   async function administered(slug: string, caller: Caller) {
     const group = await ctx.loadGroup(slug);

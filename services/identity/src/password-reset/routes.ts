@@ -11,7 +11,7 @@ const resetStreamId = (token: string) => `reset-${createHash('sha256').update(to
  * Password reset in a browser (spec: {base_url}/password_reset/): ask for a link by e-mail, open
  * it, choose a new password. The answer to "send me a link" never tells whether an account exists.
  */
-export function passwordResetRoutes(app: FastifyInstance, ctx: IdentityContext): void {
+export function passwordResetRoutes(app: FastifyInstance, ctx: Pick<IdentityContext, 'clock' | 'logins' | 'mailer' | 'passwords' | 'publicUrl' | 'resets'>): void {
   const html = (reply: FastifyReply, status: number, body: string) => reply.code(status).type('text/html; charset=utf-8').send(body);
 
   app.get('/password_reset/', async (_request, reply) => html(reply, 200, page.askForLink()));

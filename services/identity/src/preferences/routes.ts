@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { accountStreamId, loginStreamId, type IdentityContext } from '../context.ts';
 
 /** Privacy, e-mail (which is also the username) and password of the signed-in user. */
-export function preferencesRoutes(app: FastifyInstance, ctx: IdentityContext): void {
+export function preferencesRoutes(app: FastifyInstance, ctx: Pick<IdentityContext, 'accounts' | 'checkResponses' | 'clock' | 'logins' | 'passwords'>): void {
   const opts = { checkResponses: ctx.checkResponses };
   const meta = (caller: Caller) => ({ actor: caller.userId, now: ctx.clock.now() });
 

@@ -8,7 +8,7 @@ import { handleStreamId } from '../login/handle-claim.ts';
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /** Editing one's own profile and deleting one's own account. */
-export function profileRoutes(app: FastifyInstance, ctx: IdentityContext): void {
+export function profileRoutes(app: FastifyInstance, ctx: Pick<IdentityContext, 'accounts' | 'checkResponses' | 'clock' | 'handles' | 'logins'>): void {
   const opts = { checkResponses: ctx.checkResponses };
   const meta = (caller: Caller) => ({ actor: caller.userId, now: ctx.clock.now() });
 

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { IdentityContext } from '../context.ts';
 
 /** Checking credentials, for the gateway (POST /api/login/ is the notifications service's). */
-export function signInRoutes(app: FastifyInstance, ctx: IdentityContext): void {
+export function signInRoutes(app: FastifyInstance, ctx: Pick<IdentityContext, 'verifier'>): void {
   // Internal: the gateway asks who presented these credentials. Never routed from outside.
   app.post('/internal/authenticate', async (request, reply) => {
     const parsed = AuthenticateRequestSchema.safeParse(request.body);

@@ -5,7 +5,7 @@ import { accountStreamId, loginStreamId, type IdentityContext } from '../context
 import { handleStreamId } from '../login/handle-claim.ts';
 
 /** Sign-up in four steps (email, password, handle, picture) and its abandonment. No credentials needed. */
-export function signUpRoutes(app: FastifyInstance, ctx: IdentityContext): void {
+export function signUpRoutes(app: FastifyInstance, ctx: Pick<IdentityContext, 'accounts' | 'checkResponses' | 'clock' | 'handles' | 'logins' | 'passwords'>): void {
   const opts = { checkResponses: ctx.checkResponses };
   const meta = (actor: string) => ({ actor, now: ctx.clock.now() });
 

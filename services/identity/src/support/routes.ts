@@ -11,7 +11,7 @@ import { handleStreamId } from '../login/handle-claim.ts';
  * the handle, the contract the password and name rules. If the handle is taken, the login and
  * account just opened are abandoned as `/api/signup/incomplete/` would, freeing the e-mail.
  */
-export function supportRoutes(app: FastifyInstance, ctx: IdentityContext): void {
+export function supportRoutes(app: FastifyInstance, ctx: Pick<IdentityContext, 'accounts' | 'checkResponses' | 'clock' | 'handles' | 'logins' | 'passwords'>): void {
   adminRoutesOnlyFromGateway(app);
   const meta = () => ({ actor: 'admin', now: ctx.clock.now() });
 

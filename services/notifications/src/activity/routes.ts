@@ -7,7 +7,7 @@ import type { NotificationsContext } from '../context.ts';
  * The Activity section: the list of notifications, whole or by type. Opening it reads them all
  * (except castie-needs-answer, which stays unread until the Castie is answered).
  */
-export function activityRoutes(app: FastifyInstance, ctx: NotificationsContext): void {
+export function activityRoutes(app: FastifyInstance, ctx: Pick<NotificationsContext, 'checkResponses' | 'clock' | 'inbox' | 'views'>): void {
   route(
     app,
     api.notifications.list,

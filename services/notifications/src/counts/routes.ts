@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { NotificationsContext } from '../context.ts';
 
 /** The notification indicator: polled counts, and the counts a sign-in starts with. */
-export function countsRoutes(app: FastifyInstance, ctx: NotificationsContext): void {
+export function countsRoutes(app: FastifyInstance, ctx: Pick<NotificationsContext, 'checkResponses' | 'clock' | 'inbox' | 'timeZone' | 'views'>): void {
   route(
     app,
     api.notifications.initialize,

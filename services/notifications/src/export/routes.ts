@@ -19,7 +19,7 @@ const PageQuery = z.object({
  * The first page leads with the notifications worked out on reading; then the stored ones, newest
  * first, from the (userId, createdAt, _id) index (see NotificationViews.exportPage).
  */
-export function exportRoutes(app: FastifyInstance, ctx: NotificationsContext): void {
+export function exportRoutes(app: FastifyInstance, ctx: Pick<NotificationsContext, 'clock' | 'views'>): void {
   app.get('/internal/export/notifications/', async (request) => {
     const userId = request.headers[internalHeaders.userId];
     if (typeof userId !== 'string' || userId === '') throw new DomainError('authentication_failed', 'credentials are required');

@@ -6,7 +6,7 @@ import type { SocialContext } from '../context.ts';
 import { frodadMessages, frodadsStreamId } from './decider.ts';
 
 /** Sending, answering and listing frodad requests, and ending friendships. */
-export function frodadRoutes(app: FastifyInstance, ctx: SocialContext): void {
+export function frodadRoutes(app: FastifyInstance, ctx: Pick<SocialContext, 'clock' | 'frodads' | 'people' | 'routeOptions'>): void {
   const meta = (caller: Caller) => ({ actor: caller.userId, now: ctx.clock.now() });
 
   route(

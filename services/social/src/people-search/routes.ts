@@ -8,7 +8,7 @@ import type { SocialContext } from '../context.ts';
  * of q, by last name, in bounded pages. Private profiles are found too (privacy hides sections,
  * not people); deleted ones never.
  */
-export function peopleSearchRoutes(app: FastifyInstance, ctx: SocialContext): void {
+export function peopleSearchRoutes(app: FastifyInstance, ctx: Pick<SocialContext, 'people' | 'routeOptions'>): void {
   route(
     app,
     api.social.searchPeople,

@@ -8,7 +8,7 @@ import type { SocialContext } from '../context.ts';
  * handle, ordered by last name. Social owns friendships, so it answers this profile section
  * (docs/profiles.md). A private profile shows only profileInfo to everyone else, friends included.
  */
-export function profileFrodadsRoutes(app: FastifyInstance, ctx: SocialContext): void {
+export function profileFrodadsRoutes(app: FastifyInstance, ctx: Pick<SocialContext, 'people' | 'routeOptions'>): void {
   route(
     app,
     api.social.profileFrodads,
