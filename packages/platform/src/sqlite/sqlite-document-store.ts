@@ -374,8 +374,8 @@ class Table implements TableShape {
 
   /**
    * check, after `update` changed a document that passed it: only a top-level field the update
-   * names can have become an array (a dotted path makes objects on its way: json-documents.ts, parentOf). Every
-   * field of a Castie's view was read for each forecast.
+   * names can have become an array (a dotted path makes objects on its way: json-documents.ts,
+   * parentOf). Every field of a Castie's view was read for each forecast.
    */
   checkUpdated(doc: JsonObject, update: JsonObject): void {
     for (const op in update) {
