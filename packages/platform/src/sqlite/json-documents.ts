@@ -185,7 +185,8 @@ function applyOperator(doc: JsonObject, op: string, fields: JsonObject): boolean
 }
 
 /** Operators in the order MongoDB applies them to a new document: $setOnInsert first. */
-const ORDER = ['$setOnInsert', '$set', '$unset', '$inc', '$max', '$min', '$push', '$addToSet', '$pull'] as const;
+export const UPDATE_OPERATORS = ['$setOnInsert', '$set', '$unset', '$inc', '$max', '$min', '$push', '$addToSet', '$pull'] as const;
+const ORDER = UPDATE_OPERATORS;
 
 /**
  * Applies update operators to `doc` in place and tells whether anything changed (MongoDB's

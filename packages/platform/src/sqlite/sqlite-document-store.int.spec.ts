@@ -613,17 +613,63 @@ describe('sqlite document store', () => {
   it('refuses an update that makes an undeclared field an array, whatever else it names, and keeps the document as it was', async () => {
     const store = open();
     type Loose = Doc & { n: number; list?: string[]; deep?: { list?: string[] }; tags: string[] };
-    const loose = store.collection(collectionSpec<Loose>({ name: 'loose', arrays: ['tags'] }));
+    const spec = collectionSpec<Loose>({ name: 'loose', arrays: ['tags'] });
+    const loose = store.collection(spec);
     await loose.insertOne({ _id: 'x', n: 1, tags: [] });
-    const updates = [{ $set: { list: ['a'] } }, { $inc: { n: 1 }, $push: { list: 'a' } }, { $addToSet: { list: 'a' }, $set: { 'deep.list': ['b'] } }, { $setOnInsert: { n: 5 }, $set: { list: [] } }];
+    const updates = [
+      { $set: { list: ['a'] } },
+      { $inc: { n: 1 }, $push: { list: 'a' } },
+      { $addToSet: { list: 'a' }, $set: { 'deep.list': ['b'] } },
+      { $setOnInsert: { n: 5 }, $set: { list: [] } },
+      { $inc: { n: 1 }, $max: { list: ['a'] } },
+      { $min: { list: ['a'] } },
+    ];
     for (const update of updates) await expect(loose.updateOne({ _id: 'x' }, update), JSON.stringify(update)).rejects.toThrow(/loose\.list holds an array: declare it/);
     await store.transaction(async (unit) => {
-      await expect(unit.collection(collectionSpec<Loose>({ name: 'loose', arrays: ['tags'] })).updateMany({}, { $push: { list: 'a' } })).rejects.toThrow(/declare it/);
+      const inUnit = unit.collection(spec);
+      await expect(inUnit.updateMany({}, { $push: { list: 'a' } })).rejects.toThrow(/declare it/);
+      await expect(inUnit.updateOne({ _id: 'x' }, { $inc: { n: 1 }, $set: { list: ['a'] } })).rejects.toThrow(/declare it/);
+      // The unit goes on with the document as it was before the refused updates.
+      expect(await inUnit.findOne({ _id: 'x' })).toEqual({ _id: 'x', n: 1, tags: [] });
     });
     expect(await loose.findOne({ _id: 'x' })).toEqual({ _id: 'x', n: 1, tags: [] });
     // Arrays below a field, and in the declared ones, are the document's own business.
     await loose.updateOne({ _id: 'x' }, { $set: { 'deep.list': ['b'] }, $push: { tags: 't' } });
     expect(await loose.findOne({ _id: 'x' })).toEqual({ _id: 'x', n: 1, tags: ['t'], deep: { list: ['b'] } });
+  });
+
+  it('refuses every change to a document written while one of its arrays was declared, once it no longer is', async () => {
+    const path = file();
+    type Loose = Doc & { n: number; list: string[] };
+    const before = open(path);
+    await before.collection(collectionSpec<Loose>({ name: 'loose', arrays: ['list'] })).insertOne({ _id: 'x', n: 1, list: ['a'] });
+    await before.close();
+    const after = open(path);
+    const loose = after.collection(collectionSpec<Loose>({ name: 'loose' }));
+    // Read as it is; an update of another field is refused as the array's own would be.
+    expect(await loose.findOne({ _id: 'x' })).toEqual({ _id: 'x', n: 1, list: ['a'] });
+    await expect(loose.updateOne({ _id: 'x' }, { $inc: { n: 1 } })).rejects.toThrow(/loose\.list holds an array: declare it/);
+    await after.transaction(async (unit) => {
+      await expect(unit.collection(collectionSpec<Loose>({ name: 'loose' })).updateOne({ _id: 'x' }, { $inc: { n: 1 } })).rejects.toThrow(/declare it/);
+    });
+    expect(await loose.findOne({ _id: 'x' })).toEqual({ _id: 'x', n: 1, list: ['a'] });
+  });
+
+  it('refuses an upsert whose filter names two values of _id, and holds each document under its own', async () => {
+    const store = open();
+    const c = store.collection(views);
+    await store.transaction(async (unit) => {
+      const inUnit = unit.collection(views);
+      await expect(inUnit.updateOne({ _id: 'x', $and: [{ _id: 'y' }] }, { $set: { forecasts: 1 } }, { upsert: true })).rejects.toThrow(/two values of _id: x and y/);
+      expect(await inUnit.findOne({ _id: 'x' })).toBeNull();
+      expect((await inUnit.updateOne({ _id: 'x' }, { $inc: { forecasts: 1 } })).matchedCount).toBe(0);
+    });
+    expect(await c.find({})).toEqual([]);
+    // A condition on _id that only inherits $eq pins nothing down: its own $in decides.
+    await c.insertOne(view(1));
+    const inherited = Object.assign(Object.create({ $eq: view(1)._id }) as object, { $in: ['z'] });
+    expect((await c.updateOne({ _id: inherited as never }, { $inc: { forecasts: 1 } })).matchedCount).toBe(0);
+    expect((await c.findOne({ _id: view(1)._id }))?.forecasts).toBe(0);
   });
 
   it('refuses a write made after its unit of work ended, and keeps reads true to what is committed', async () => {

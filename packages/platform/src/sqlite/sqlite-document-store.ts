@@ -17,7 +17,7 @@ import type { DocumentsMatching } from '../service/projections.ts';
 import { backgroundCheckpoints } from './background-checkpoints.ts';
 import { DocumentCache } from './document-cache.ts';
 import { IdFilter } from './id-filter.ts';
-import { applyUpdate, applyUpdateOrNothing, cloneJson, getPath, isOperatorObject, matches, regexFor, seedFromFilter, undoUpdates, writableCopy, type JsonObject, type Undo } from './json-documents.ts';
+import { applyUpdate, applyUpdateOrNothing, cloneJson, getPath, isOperatorObject, matches, regexFor, seedFromFilter, undoUpdates, UPDATE_OPERATORS, writableCopy, type JsonObject, type Undo } from './json-documents.ts';
 import { compileFilter, compileSort, fieldExpr, jsonPath, quoteIdent, sqlValue, type Membership, type TableShape } from './sql-filter.ts';
 
 export interface SqliteDocumentStoreOptions {
@@ -373,15 +373,22 @@ class Table implements TableShape {
   }
 
   /**
-   * check, after `update` changed a document that passed it: only a top-level field the update
-   * names can have become an array (a dotted path makes objects on its way: json-documents.ts,
-   * parentOf). Every field of a Castie's view was read for each forecast.
+   * check, after `update` changed a document that passed it (see Entry.checkWhole): only a
+   * top-level field the update names can have become an array (a dotted path makes objects on
+   * its way: json-documents.ts, parentOf). The operators are read as applyUpdate reads them.
+   * Every field of a Castie's view was read for each forecast.
    */
   checkUpdated(doc: JsonObject, update: JsonObject): void {
-    for (const op in update) {
-      const fields = update[op] as JsonObject;
-      for (const path in fields) if (!path.includes('.')) this.checkField(doc, path);
+    for (const op of UPDATE_OPERATORS) {
+      const fields = update[op] as JsonObject | undefined;
+      if (fields) for (const path in fields) if (!path.includes('.')) this.checkField(doc, path);
     }
+  }
+
+  /** Whether check lets the document through. */
+  passes(doc: JsonObject): boolean {
+    for (const key in doc) if (Array.isArray(doc[key]) && !this.arrays.has(key)) return false;
+    return true;
   }
 
   private checkField(doc: JsonObject, key: string): void {
@@ -495,6 +502,12 @@ interface Entry {
   updatedChars?: number;
   /** The last attempt that changed it (Attempt.id; 0: none): its state before that attempt is kept once. */
   attempt: number;
+  /**
+   * Set when the document was read as check would not let it through (an array in a field the
+   * collection no longer declares, written by older code): its updates are checked whole, and so
+   * refused, not only in the fields they name (Table.checkUpdated).
+   */
+  checkWhole?: true;
 }
 
 /**
@@ -773,14 +786,15 @@ function sortedUnique(ids: readonly string[]): readonly string[] {
 function pinnedId(filter: JsonObject): string | null {
   const id = filter._id;
   if (typeof id === 'string') return id;
-  if (id && typeof id === 'object' && !Array.isArray(id) && Object.keys(id).length === 1 && typeof (id as JsonObject).$eq === 'string') return (id as JsonObject).$eq as string;
+  if (id && typeof id === 'object' && !Array.isArray(id) && Object.keys(id).length === 1 && Object.hasOwn(id, '$eq') && typeof (id as JsonObject).$eq === 'string') return (id as JsonObject).$eq as string;
   return null;
 }
 
 /**
  * Whether the document a filter pinned down (pinnedId) matches it: a filter of its `_id` alone
- * holds by construction, and most writes by id say no more (matching such a filter was 2 % of a
- * rebuild's thread).
+ * holds by construction (a unit holds each document under its own _id: upsertInsert refuses
+ * another), and most writes by id say no more (matching such a filter was 2 % of a rebuild's
+ * thread).
  */
 function pinnedMatches(doc: JsonObject | null, filter: JsonObject, arrays: ReadonlySet<string>): boolean {
   if (!doc) return false;
@@ -1036,6 +1050,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       const text = cached !== undefined ? undefined : t.docOf(id);
       const doc = cached ? writableCopy(cached) : text === undefined ? null : (JSON.parse(text) as JsonObject);
       entry = { doc, stored: doc ? { columns: t.columnValues(doc), elements: t.elements(doc) } : null, dirty: false, attempt: 0 };
+      // Once per document a unit reads, written by older code perhaps (see Entry.checkWhole).
+      if (doc && !t.passes(doc)) entry.checkWhole = true;
       map.set(id, entry);
       unit.size++;
     }
@@ -1181,6 +1197,9 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
     // The document exists but the filter did not match it: MongoDB refuses the second _id.
     if (entry.doc) throw new DuplicateKeyError(t.name, '_id_');
     const doc = make(id);
+    // A filter that names another _id besides the pinned one (in an $and): MongoDB refuses it too,
+    // and the document would be held under an id that is not its own.
+    if (pinned !== null && doc._id !== pinned) throw new Error(`an upsert's filter names two values of _id: ${pinned} and ${String(doc._id)}`);
     t.check(doc);
     unit.touch(entry);
     entry.doc = doc;
@@ -1408,7 +1427,7 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       // All or nothing: an update that fails partway leaves the unit's document as it was, so the
       // unit never writes (nor the cache keeps) part of an update whose event was dead-lettered.
       unit.touch(entry);
-      if (applyUpdateOrNothing(entry.doc!, update, false, (doc) => t.checkUpdated(doc, update), unit.attempt.id !== 0 ? unit.attempt.undo : undefined)) {
+      if (applyUpdateOrNothing(entry.doc!, update, false, (doc) => (entry.checkWhole ? t.check(doc) : t.checkUpdated(doc, update)), unit.attempt.id !== 0 ? unit.attempt.undo : undefined)) {
         entry.dirty = true;
         modified++;
       }
