@@ -663,8 +663,12 @@ describe('sqlite document store', () => {
       await expect(inUnit.updateOne({ _id: 'x', $and: [{ _id: 'y' }] }, { $set: { forecasts: 1 } }, { upsert: true })).rejects.toThrow(/two values of _id: x and y/);
       expect(await inUnit.findOne({ _id: 'x' })).toBeNull();
       expect((await inUnit.updateOne({ _id: 'x' }, { $inc: { forecasts: 1 } })).matchedCount).toBe(0);
+      // One _id, inside an $and: the new document's, and it is found by it.
+      expect((await inUnit.updateOne({ $and: [{ _id: 'y' }] }, { $set: { forecasts: 2 } }, { upsert: true })).upsertedId).toBe('y');
+      expect((await inUnit.updateOne({ _id: 'y' }, { $inc: { forecasts: 1 } })).matchedCount).toBe(1);
     });
-    expect(await c.find({})).toEqual([]);
+    expect(await c.find({})).toEqual([{ _id: 'y', forecasts: 3 }]);
+    await c.deleteOne({ _id: 'y' });
     // A condition on _id that only inherits $eq pins nothing down: its own $in decides.
     await c.insertOne(view(1));
     const inherited = Object.assign(Object.create({ $eq: view(1)._id }) as object, { $in: ['z'] });

@@ -1192,14 +1192,16 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
 
   function upsertInsert(unit: Unit, t: Table, filter: JsonObject, make: (id: string) => JsonObject): string {
     const pinned = pinnedId(filter);
-    const id = pinned ?? newId();
+    // An _id the filter sets by equality only inside an $and is the new document's, as MongoDB makes it.
+    const seeded = pinned === null ? seedFromFilter(filter)._id : undefined;
+    const id = pinned ?? (typeof seeded === 'string' ? seeded : newId());
     const entry = load(unit, t, id);
     // The document exists but the filter did not match it: MongoDB refuses the second _id.
     if (entry.doc) throw new DuplicateKeyError(t.name, '_id_');
     const doc = make(id);
-    // A filter that names another _id besides the pinned one (in an $and): MongoDB refuses it too,
-    // and the document would be held under an id that is not its own.
-    if (pinned !== null && doc._id !== pinned) throw new Error(`an upsert's filter names two values of _id: ${pinned} and ${String(doc._id)}`);
+    // A filter that names two values of _id (one pinned, another in an $and): MongoDB refuses it
+    // too, and the document would be held under an id that is not its own.
+    if (doc._id !== id) throw new Error(`an upsert's filter names two values of _id: ${id} and ${String(doc._id)}`);
     t.check(doc);
     unit.touch(entry);
     entry.doc = doc;
