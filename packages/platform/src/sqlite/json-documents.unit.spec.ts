@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { deepFreeze } from '../deep-freeze.ts';
-import { applyUpdateOrNothing, cloneJson, undoUpdates, writableCopy, type JsonObject, type Undo } from './json-documents.ts';
+import { applyUpdateOrNothing, cloneJson, seedFromFilter, undoUpdates, unsetPath, writableCopy, type JsonObject, type Undo } from './json-documents.ts';
 
 describe('an update applied all or nothing', () => {
   const person = (): JsonObject => ({
@@ -102,5 +102,22 @@ describe('an update applied all or nothing', () => {
       expect(JSON.stringify(copy)).toBe(JSON.stringify(shared));
       for (const key of ['stats', 'following', 'friends'] as const) expect(copy[key]).toBe(shared[key]);
     });
+  });
+});
+
+describe('a field path that names __proto__', () => {
+  it('is refused by every write, and reaches no other object', () => {
+    // As JSON: an object literal's __proto__ sets its prototype instead of naming a key.
+    const updates = ['{"$set":{"__proto__.polluted":1}}', '{"$set":{"a.__proto__.polluted":1}}', '{"$inc":{"__proto__.polluted":1}}', '{"$push":{"__proto__.polluted":1}}', '{"$set":{"__proto__":{"polluted":1}}}'];
+    for (const update of updates) {
+      const doc: JsonObject = { _id: 'x', a: {} };
+      expect(() => applyUpdateOrNothing(doc, JSON.parse(update) as JsonObject, false, () => undefined), update).toThrow(/names __proto__/);
+      expect(doc).toEqual({ _id: 'x', a: {} });
+      expect(Object.getPrototypeOf(doc)).toBe(Object.prototype);
+    }
+    expect(() => seedFromFilter(JSON.parse('{"__proto__.polluted":1}') as JsonObject)).toThrow(/names __proto__/);
+    expect(() => unsetPath({ _id: 'x' }, '__proto__.toString')).toThrow(/names __proto__/);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(typeof ({} as Record<string, unknown>).toString).toBe('function');
   });
 });
