@@ -4,6 +4,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openEmbeddedEventStores } from './embedded.ts';
 import { SEED_PASSWORD, seedHistory } from './seed/seed-history.ts';
@@ -142,7 +143,10 @@ describe('a rebuild killed midway (deferred batches)', () => {
     await Promise.all([answering(again), answering(fresh)]);
     for (const handle of ['seed0', 'seed1', 'seed7']) {
       for (const url of ['/api/home/following/?limit=500', '/api/home/spicy/', '/api/home/new/', '/api/leaderboard/', `/api/profile/${handle}/stats/`, `/api/profile/seed3/mycasties/`, '/api/groups/', `/api/profile/${handle}/frodads/`, '/api/initialize/', '/api/notifications/']) {
-        const [a, b] = [await get(again, url, handle), await get(fresh, url, handle)];
+        let [a, b] = [await get(again, url, handle), await get(fresh, url, handle)];
+        // Both servers are idle, but their answers say how long ago things happened ("5 hours
+        // ago"), on the real clock: a pair read across the moment one of those changes is read again.
+        for (let tries = 0; tries < 3 && !isDeepStrictEqual(a, b); tries++) [a, b] = [await get(again, url, handle), await get(fresh, url, handle)];
         expect(a.status, `${handle} ${url}`).toBe(200);
         expect(a, `${handle} ${url}`).toEqual(b);
       }
