@@ -194,7 +194,6 @@ function applyOperator(doc: JsonObject, op: string, fields: JsonObject): boolean
 
 /** Operators in the order MongoDB applies them to a new document: $setOnInsert first. */
 export const UPDATE_OPERATORS = ['$setOnInsert', '$set', '$unset', '$inc', '$max', '$min', '$push', '$addToSet', '$pull'] as const;
-const ORDER = UPDATE_OPERATORS;
 
 /**
  * Applies update operators to `doc` in place and tells whether anything changed (MongoDB's
@@ -204,7 +203,7 @@ const ORDER = UPDATE_OPERATORS;
 export function applyUpdate(doc: JsonObject, update: Operators, inserting: boolean): boolean {
   for (const op in update) if (!SUPPORTED.has(op)) throw new Error(`unsupported update operator ${op}`);
   let changed = false;
-  for (const op of ORDER) {
+  for (const op of UPDATE_OPERATORS) {
     const fields = update[op];
     if (!fields || (op === '$setOnInsert' && !inserting)) continue;
     if (applyOperator(doc, op, fields)) changed = true;

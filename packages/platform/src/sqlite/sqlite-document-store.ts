@@ -385,12 +385,6 @@ class Table implements TableShape {
     }
   }
 
-  /** Whether check lets the document through. */
-  passes(doc: JsonObject): boolean {
-    for (const key in doc) if (Array.isArray(doc[key]) && !this.arrays.has(key)) return false;
-    return true;
-  }
-
   private checkField(doc: JsonObject, key: string): void {
     if (Array.isArray(doc[key]) && !this.arrays.has(key)) throw new Error(`${this.name}.${key} holds an array: declare it in the collection's arrays`);
   }
@@ -1051,7 +1045,13 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
       const doc = cached ? writableCopy(cached) : text === undefined ? null : (JSON.parse(text) as JsonObject);
       entry = { doc, stored: doc ? { columns: t.columnValues(doc), elements: t.elements(doc) } : null, dirty: false, attempt: 0 };
       // Once per document a unit reads, written by older code perhaps (see Entry.checkWhole).
-      if (doc && !t.passes(doc)) entry.checkWhole = true;
+      if (doc) {
+        try {
+          t.check(doc);
+        } catch {
+          entry.checkWhole = true;
+        }
+      }
       map.set(id, entry);
       unit.size++;
     }

@@ -56,8 +56,9 @@ export interface RebuildSizing {
  * as it goes (100,000 documents held, 256 MiB of page cache: about 1 GB per thread at its peak
  * on the seeded history, so a thread per CPU and per 1.25 GiB; a million held in the threads
  * from 3 GiB of memory and of heap per thread, about 1.4 GB each at its peak); below, each
- * thread holds less and there are fewer of them, down to one rebuild at a time in the process. `heldDocuments` set by the
- * operator (REBUILD_HELD_DOCUMENTS) is kept as it is, by the threads too.
+ * thread holds less and there are fewer of them, down to one rebuild at a time in the process.
+ * `heldDocuments` set by the operator (REBUILD_HELD_DOCUMENTS) is kept as it is, by the threads
+ * too.
  */
 export function rebuildSizing(budget: number, options: { cpus?: number; heldDocuments?: number; heapLimit?: number } = {}): RebuildSizing {
   const cpus = options.cpus ?? availableParallelism();
