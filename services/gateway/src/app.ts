@@ -224,7 +224,10 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
       // A refused request keeps none of the files it stored itself (and touches no others).
       if (res.statusCode >= 400) await discard(stored);
       const written = res.headers[internalHeaders.written];
-      if (userId && typeof written === 'string') await sessions.add(userId, parsePositions(written));
+      // Without credentials (a sign-up step), the service names whose writes they are.
+      const writtenFor = res.headers[internalHeaders.writtenFor];
+      const writer = userId ?? (target.access !== 'user' && typeof writtenFor === 'string' ? writtenFor : null);
+      if (writer && typeof written === 'string') await sessions.add(writer, parsePositions(written));
       const contentType = res.headers['content-type'];
       reply.code(res.statusCode);
       if (typeof contentType === 'string') reply.header('content-type', contentType);

@@ -66,6 +66,12 @@ export const internalHeaders = {
   after: 'x-castie-after',
   /** Log positions of the events a write appended (set by services on their responses). */
   written: 'x-castie-written',
+  /**
+   * Whose writes `written` holds, set by services on the answer to a request without credentials
+   * that wrote for one user (the sign-up steps): the gateway keeps those positions for that
+   * user's next requests, as it does for a signed-in user's own writes.
+   */
+  writtenFor: 'x-castie-written-for',
   /** Set by the gateway on /admin/ requests once it checked the operator's bearer token. */
   admin: 'x-castie-admin',
 } as const;

@@ -22,8 +22,11 @@ export interface RouteContext<E extends Endpoint<any, any, any, any, any>> {
   caller: E['access'] extends 'user' ? Caller : Caller | null;
   request: FastifyRequest;
   reply: FastifyReply;
-  /** Records where this request's events landed, so the user's next request can wait for them. */
-  wrote(positions: readonly LogPosition[]): void;
+  /**
+   * Records where this request's events landed, so the user's next request can wait for them.
+   * A request without credentials that writes for one user (a sign-up step) names that user.
+   */
+  wrote(positions: readonly LogPosition[], forUserId?: string): void;
   /**
    * Says that time alone changes this answer at `instant` (ms since the epoch; e.g. a Castie's end
    * making it answerable): a route that repeats answers (RouteOptions.repeatable) makes it anew
@@ -151,6 +154,7 @@ export function route<E extends Endpoint<any, any, any, any, any>>(
         const making = repeated?.begin() ?? null;
         let until = Infinity;
         let written: LogPosition[] = [];
+        let writtenFor: string | null = null;
         const ctx = {
           params: parse(endpoint.params, request.params, endpoint),
           query: parse(endpoint.query, request.query, endpoint),
@@ -158,7 +162,11 @@ export function route<E extends Endpoint<any, any, any, any, any>>(
           caller,
           request,
           reply,
-          wrote: (positions: readonly LogPosition[]) => {
+          wrote: (positions: readonly LogPosition[], forUserId?: string) => {
+            if (forUserId !== undefined) {
+              if (writtenFor !== null && writtenFor !== forUserId) throw new Error(`one request writes for one user, not for ${writtenFor} and ${forUserId}`);
+              writtenFor = forUserId;
+            }
             written = mergePositions(written, positions);
           },
           validUntil: (instant: number) => {
@@ -172,6 +180,8 @@ export function route<E extends Endpoint<any, any, any, any, any>>(
         const body = text === null ? { status: 200, ...result } : text;
         if (options.checkResponses) checkResponse(endpoint, url, text === null ? body : JSON.parse(text));
         if (written.length > 0) reply.header(internalHeaders.written, formatPositions(written));
+        // A signed-in caller's writes are the caller's: the gateway knows whose they are.
+        if (written.length > 0 && writtenFor !== null && !caller) reply.header(internalHeaders.writtenFor, writtenFor);
         if (text !== null) reply.type('application/json; charset=utf-8');
         if (making === null || text === null || written.length > 0) return body;
         // Sent as the bytes it is kept as (RepeatedAnswers), so it is encoded once.

@@ -4,7 +4,11 @@ import type { FastifyInstance } from 'fastify';
 import { accountStreamId, loginStreamId, type IdentityContext } from '../context.ts';
 import { handleStreamId } from '../login/handle-claim.ts';
 
-/** Sign-up in four steps (email, password, handle, picture) and its abandonment. No credentials needed. */
+/**
+ * Sign-up in four steps (email, password, handle, picture) and its abandonment. No credentials
+ * needed: each step's writes are named as the new user's, so that user's first requests see
+ * their account (rule 6) whichever service answers.
+ */
 export function signUpRoutes(app: FastifyInstance, ctx: Pick<IdentityContext, 'accounts' | 'checkResponses' | 'clock' | 'handles' | 'logins' | 'passwords'>): void {
   const opts = { checkResponses: ctx.checkResponses };
   const meta = (actor: string) => ({ actor, now: ctx.clock.now() });
@@ -56,7 +60,7 @@ export function signUpRoutes(app: FastifyInstance, ctx: Pick<IdentityContext, 'a
       const { state } = await ctx.accounts.load(accountStreamId(userId));
       if (state.status === 'none') {
         const opened = await ctx.accounts.handle(accountStreamId(userId), { type: 'OpenAccount', userId }, meta(userId));
-        wrote(opened.positions);
+        wrote(opened.positions, userId);
       }
       return { email: body.email, username: body.email, message: 'User has been created. proceed to the name screen.' };
     },
@@ -72,7 +76,7 @@ export function signUpRoutes(app: FastifyInstance, ctx: Pick<IdentityContext, 'a
       await ctx.handles.handle(handleStreamId(body.handle), { type: 'ClaimHandle', userId, handle: body.handle }, meta(userId));
       try {
         const named = await ctx.accounts.handle(accountStreamId(userId), { type: 'NameProfile', handle: body.handle, firstName: body.first_name, lastName: body.last_name }, meta(userId));
-        wrote(named.positions);
+        wrote(named.positions, userId);
       } catch (error) {
         await ctx.handles.handle(handleStreamId(body.handle), { type: 'ReleaseHandle', userId }, meta(userId));
         throw error;
@@ -93,7 +97,7 @@ export function signUpRoutes(app: FastifyInstance, ctx: Pick<IdentityContext, 'a
       const { userId } = await signingUp(body.email);
       const profPic = body.profPic ? mediaPath(body.profPic.key) : '';
       const done = await ctx.accounts.handle(accountStreamId(userId), { type: 'CompleteSignUp', handle: body.handle, profPic, now: ctx.clock.now() }, meta(userId));
-      wrote(done.positions);
+      wrote(done.positions, userId);
       return { email: body.email, handle: body.handle, message: 'Sign up complete- now show me the home page' };
     },
     opts,
