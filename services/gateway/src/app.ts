@@ -227,7 +227,8 @@ export async function buildGatewayApp(deps: GatewayDeps): Promise<FastifyInstanc
       // Without credentials (a sign-up step), the service names whose writes they are.
       const writtenFor = res.headers[internalHeaders.writtenFor];
       const writer = userId ?? (target.access !== 'user' && typeof writtenFor === 'string' ? writtenFor : null);
-      if (writer && typeof written === 'string') await sessions.add(writer, parsePositions(written));
+      // The write is made: a cache that fails here costs the writer's next read its wait, not this answer.
+      if (writer && typeof written === 'string') await sessions.add(writer, parsePositions(written)).catch((error: unknown) => request.log.warn({ err: error }, 'the session positions of a write could not be kept: the next request may not see it at once'));
       const contentType = res.headers['content-type'];
       reply.code(res.statusCode);
       if (typeof contentType === 'string') reply.header('content-type', contentType);
