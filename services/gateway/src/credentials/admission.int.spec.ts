@@ -2,13 +2,11 @@ import { internalHeaders } from '@castie/contracts';
 import { createMemoryCache, CredentialStamps, type Cache } from '@castie/platform';
 import { createLocalMediaStore } from '@castie/platform/embedded/local-media-store';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { buildGatewayApp } from '../app.ts';
 import { inProcessClient } from '../routing/service-client.ts';
+import { gatewayOverIdentity, type GatewayOverIdentity } from '../test-support/gateway-over-identity.ts';
 
 /*
  * What a signed-in request costs in round trips to the cache (in the cluster, to Redis): the
@@ -45,7 +43,7 @@ class HeldCache implements Cache {
 let cache: HeldCache;
 let identity: FastifyInstance;
 let gateway: FastifyInstance;
-let mediaDir: string;
+let over: GatewayOverIdentity;
 let asked: number;
 let password: string;
 /** While set, identity answers 503 (as while it rebuilds). */
@@ -72,18 +70,13 @@ beforeEach(async () => {
     return { user: { userId: 'u1', handle: 'ada', email: 'ada@example.com' }, stamp: (await stamps.current('u1')) ?? (await stamps.changed('u1')) };
   });
   identity.get('/api/preferences/', async (request) => ({ status: 200, userId: request.headers[internalHeaders.userId], after: request.headers[internalHeaders.after] ?? null }));
-  const client = inProcessClient(identity);
-  await identity.ready();
-  mediaDir = await mkdtemp(join(tmpdir(), 'castie-admission-'));
-  gateway = await buildGatewayApp({ services: { identity: client }, media: createLocalMediaStore({ dir: mediaDir }), cache, adminToken: 'admission-admin-token-0123456789', abuseLimits: { requestsPerUserPerMinute: 4 } });
-  await gateway.ready();
+  over = await gatewayOverIdentity(identity, cache, { abuseLimits: { requestsPerUserPerMinute: 4 } });
+  gateway = over.gateway;
 });
 
 afterEach(async () => {
-  await gateway.close();
-  await identity.close();
+  await over.close();
   await cache.close();
-  await rm(mediaDir, { recursive: true, force: true });
 });
 
 /** GET /api/preferences/ as Ada, and how many rounds of cache calls it waited for. */
@@ -247,7 +240,7 @@ describe.each([
     });
 
     it('counts the locks of the address each request comes from, behind a proxy that shares the connection', async () => {
-      const proxied = await buildGatewayApp({ services: { identity: inProcessClient(identity) }, media: createLocalMediaStore({ dir: mediaDir }), cache, adminToken: 'admission-admin-token-0123456789', trustProxy: '127.0.0.1' });
+      const proxied = await buildGatewayApp({ services: { identity: inProcessClient(identity) }, media: createLocalMediaStore({ dir: over.mediaDir }), cache, adminToken: 'admission-admin-token-0123456789', trustProxy: '127.0.0.1' });
       const shared = await oneConnection(proxied);
       try {
         expect((await shared.get({ ...ada, 'x-forwarded-for': '203.0.113.1' })).status).toBe(200);

@@ -1,6 +1,6 @@
 import { createMemoryCache } from '@castie/platform/embedded/memory-cache';
-import type { Cache } from '@castie/platform';
 import { describe, expect, it } from 'vitest';
+import { cacheOver } from '../test-support/cache-over.ts';
 import { SessionPositions } from './session-positions.ts';
 
 describe('session positions', () => {
@@ -8,20 +8,13 @@ describe('session positions', () => {
     const inner = createMemoryCache();
     // A cache that answers slowly, as Redis over the network does: the value is read when asked
     // and arrives later, so concurrent read-merge-writes interleave.
-    const slow: Cache = {
+    const slow = cacheOver(inner, {
       get: async (k) => {
         const value = await inner.get(k);
         await new Promise((r) => setTimeout(r, 5));
         return value;
       },
-      set: (k, v, ttl) => inner.set(k, v, ttl),
-      del: (k) => inner.del(k),
-      increment: (k, ttl) => inner.increment(k, ttl),
-      ttl: (k) => inner.ttl(k),
-      publish: (c, m) => inner.publish(c, m),
-      subscribe: (c, f) => inner.subscribe(c, f),
-      close: () => inner.close(),
-    };
+    });
     const sessions = new SessionPositions(slow);
     await Promise.all([
       sessions.add('u1', [{ topic: 'groups', partition: 0, offset: 7 }]),

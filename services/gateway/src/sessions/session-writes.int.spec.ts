@@ -1,13 +1,9 @@
 import { internalHeaders } from '@castie/contracts';
 import { createMemoryCache, CredentialStamps, type Cache } from '@castie/platform';
-import { createLocalMediaStore } from '@castie/platform/embedded/local-media-store';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildGatewayApp } from '../app.ts';
-import { inProcessClient } from '../routing/service-client.ts';
+import { cacheOver } from '../test-support/cache-over.ts';
+import { gatewayOverIdentity, type GatewayOverIdentity } from '../test-support/gateway-over-identity.ts';
 
 /*
  * Whose writes the gateway keeps the log positions of (rule 6), with identity faked: a signed-in
@@ -17,7 +13,7 @@ import { inProcessClient } from '../routing/service-client.ts';
 let cache: Cache;
 let identity: FastifyInstance;
 let gateway: FastifyInstance;
-let mediaDir: string;
+let over: GatewayOverIdentity;
 /** While set, the cache refuses to keep session positions. */
 let sessionsDown: boolean;
 const ada = { authorization: `Basic ${Buffer.from('ada@example.com:secret1').toString('base64')}` };
@@ -25,17 +21,8 @@ const ada = { authorization: `Basic ${Buffer.from('ada@example.com:secret1').toS
 beforeEach(async () => {
   sessionsDown = false;
   const memory = createMemoryCache();
-  // The cache port over process memory, whose writes of session positions fail while `sessionsDown`.
-  cache = {
-    get: (key) => memory.get(key),
-    set: (key, value, ttlMs) => (sessionsDown && key.startsWith('session:') ? Promise.reject(new Error('cache unavailable')) : memory.set(key, value, ttlMs)),
-    del: (key) => memory.del(key),
-    increment: (key, ttlMs) => memory.increment(key, ttlMs),
-    ttl: (key) => memory.ttl(key),
-    publish: (channel, message) => memory.publish(channel, message),
-    subscribe: (channel, onMessage) => memory.subscribe(channel, onMessage),
-    close: () => memory.close(),
-  };
+  // Process memory, whose writes of session positions fail while `sessionsDown`.
+  cache = cacheOver(memory, { set: (key, value, ttlMs) => (sessionsDown && key.startsWith('session:') ? Promise.reject(new Error('cache unavailable')) : memory.set(key, value, ttlMs)) });
   const stamps = new CredentialStamps(memory);
   identity = Fastify();
   identity.post('/internal/authenticate', async () => ({ user: { userId: 'u1', handle: 'ada', email: 'ada@example.com' }, stamp: (await stamps.current('u1')) ?? (await stamps.changed('u1')) }));
@@ -43,18 +30,13 @@ beforeEach(async () => {
   identity.post('/api/signup/picture/', async (_request, reply) => reply.header(internalHeaders.written, 'identity:0:9').header(internalHeaders.writtenFor, 'u2').send({ status: 200 }));
   identity.post('/api/preferences/', async (_request, reply) => reply.header(internalHeaders.written, 'identity:0:12').header(internalHeaders.writtenFor, 'u9').send({ status: 200, message: 'saved', is_private: true }));
   identity.get('/api/preferences/', async (request) => ({ status: 200, after: request.headers[internalHeaders.after] ?? null }));
-  const client = inProcessClient(identity);
-  await identity.ready();
-  mediaDir = await mkdtemp(join(tmpdir(), 'castie-session-writes-'));
-  gateway = await buildGatewayApp({ services: { identity: client }, media: createLocalMediaStore({ dir: mediaDir }), cache, adminToken: 'session-writes-admin-token-0123456789' });
-  await gateway.ready();
+  over = await gatewayOverIdentity(identity, cache);
+  gateway = over.gateway;
 });
 
 afterEach(async () => {
-  await gateway.close();
-  await identity.close();
+  await over.close();
   await cache.close();
-  await rm(mediaDir, { recursive: true, force: true });
 });
 
 describe('the log positions of writes, kept for the next requests', () => {
