@@ -135,6 +135,28 @@ export class TestSystem {
     return this.request('POST', url, { form: fields, from: addressOf(user.email) });
   }
 
+  /**
+   * Runs `fn` while a service's read models are held behind the log (ProjectionRunner.pause), to
+   * see what is answered before they apply a write: `resume` lets them go on, and they go on in
+   * any case once `fn` ends.
+   */
+  async holdingReadModels<T>(service: ServiceName, fn: (resume: () => void) => Promise<T>): Promise<T> {
+    const readModels = this.system.services.get(service)?.readModels;
+    if (!readModels) throw new Error(`${service} has no read models`);
+    await readModels.pause();
+    let resumed = false;
+    const resume = () => {
+      if (resumed) return;
+      resumed = true;
+      readModels.resume();
+    };
+    try {
+      return await fn(resume);
+    } finally {
+      resume();
+    }
+  }
+
   /** Runs the four sign-up steps; the user can then sign in. */
   async signUp(user: TestUser = newUser()): Promise<TestUser> {
     const steps = [

@@ -29,11 +29,7 @@ afterAll(() => sys.close());
 
 describe('a Castie created a moment ago', () => {
   it('opens for someone else before the read models applied it (a link shared at once), never a 404', async () => {
-    const readModels = sys.system.services.get('casties')?.readModels;
-    if (!readModels) throw new Error('casties has no read models');
-    await readModels.pause();
-    let resumed = false;
-    try {
+    await sys.holdingReadModels('casties', async (resume) => {
       const uuid = await create(ada, 'open', { question: 'Shared at once?' });
       const closed = await create(ada, 'closed', { question: 'Members only?' });
       // The read model is held behind the log: the answer can only come once it applied the Castie.
@@ -46,14 +42,11 @@ describe('a Castie created a moment ago', () => {
       expect((await sys.get(`/api/casties/${closed}/`, eve)).status).toBe(404);
       await new Promise((r) => setTimeout(r, 100));
       expect(answered).toBe(false);
-      resumed = true;
-      readModels.resume();
+      resume();
       const res = await opening;
       expect(res.status, res.text).toBe(200);
       expect((res.body.castie as { question: string }).question).toBe('Shared at once?');
-    } finally {
-      if (!resumed) readModels.resume();
-    }
+    });
   });
 });
 

@@ -37,11 +37,7 @@ describe('sign-up through the gateway', () => {
 
   it("the new user's first request sees their account while the answering service's read models lag (their own writes)", async () => {
     // The casties service's read models held behind the log: its boards do not know the account yet.
-    const readModels = sys.system.services.get('casties')?.readModels;
-    if (!readModels) throw new Error('casties has no read models');
-    await readModels.pause();
-    let resumed = false;
-    try {
+    await sys.holdingReadModels('casties', async (resume) => {
       const user = await sys.signUp(newUser('cyd'));
       let answered = false;
       const board = sys.get('/api/leaderboard/', user).finally(() => (answered = true));
@@ -49,14 +45,11 @@ describe('sign-up through the gateway', () => {
       // Not a board without them: the request waits for the sign-up it follows.
       await new Promise((r) => setTimeout(r, 200));
       expect(answered).toBe(false);
-      resumed = true;
-      readModels.resume();
+      resume();
       const res = await board;
       expect(res.status, res.text).toBe(200);
       expect((res.body.leaderboard_profiles as { handle: string }[]).map((p) => p.handle)).toContain(user.handle);
-    } finally {
-      if (!resumed) readModels.resume();
-    }
+    });
   });
 
   it('treats e-mail addresses case-insensitively and refuses a taken one', async () => {
