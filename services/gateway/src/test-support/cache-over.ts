@@ -2,7 +2,9 @@ import type { Cache } from '@castie/platform';
 
 /**
  * The cache port over `inner`, with some of its calls made otherwise (slower, failing): for tests
- * of how the gateway copes with the cache it is given.
+ * of how the gateway copes with the cache it is given. It lends no synchronous reads
+ * (`inProcess`), even over a cache in this process: every read goes through `get`, as over a
+ * network, so a changed `get` is never bypassed.
  */
 export function cacheOver(inner: Cache, changed: Partial<Pick<Cache, 'get' | 'set'>>): Cache {
   return {
