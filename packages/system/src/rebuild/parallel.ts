@@ -152,9 +152,17 @@ function workerEntry(): URL {
   return new URL('./rebuild-worker-source.mjs', import.meta.url);
 }
 
+/**
+ * The young generation of a rebuild's thread, in MiB (V8 gives a thread 48): a rebuild makes a
+ * parsed event, an update and a document version per event, nearly all of them dead by the next
+ * batch, and a larger nursery collects them less often for the same work.
+ */
+const REBUILD_YOUNG_GENERATION_MIB = 96;
+
 /** Runs one task in its own thread; resolves with what it offers for copying (null: dead letters, nothing to copy). */
 function runWorker(task: RebuildTask, log: EventLog, logger: FastifyBaseLogger | undefined, started: (worker: Worker) => void): Promise<FinishedProjection[] | null> {
-  const worker = new Worker(workerEntry(), { workerData: task });
+  // Only the young generation is set: the old one stays the process's (rebuildSizing reads it).
+  const worker = new Worker(workerEntry(), { workerData: task, resourceLimits: { maxYoungGenerationSizeMb: REBUILD_YOUNG_GENERATION_MIB } });
   started(worker);
   return new Promise((resolve, reject) => {
     let offered: FinishedProjection[] | null | undefined;
