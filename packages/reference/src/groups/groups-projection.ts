@@ -1,5 +1,6 @@
 import { CASTIES_TOPIC, GROUPS_TOPIC, IDENTITY_TOPIC, type CastieEvent, type GroupEvent, type IdentityEvent } from '@castie/contracts';
 import { collectionSpec, updateOnce, type Doc, type Projection } from '@castie/platform';
+import { insertSeeds } from '../insert-seeds.ts';
 
 /** One group as every service that shows groups knows it. `_id` is the slug. */
 export interface GroupDoc extends Doc {
@@ -108,15 +109,8 @@ function followerDelta(type: GroupEvent['type']): number {
  * deletion is applied before or after the follows.
  */
 export function groupsProjection(): Projection {
-  // Built once per set of skipped fields, as the people's: a follow asks for the same one (the
-  // fields but its count), and building it each time was 2 % of a rebuild's thread.
-  const seeds = new Map<string, Partial<GroupDoc>>();
-  const seed = (slug: string, skip: readonly string[]): Partial<GroupDoc> => {
-    const key = skip.join(',');
-    let found = seeds.get(key);
-    if (!found) seeds.set(key, (found = Object.fromEntries(Object.entries(groupSeed).filter(([k]) => !skip.includes(k)))));
-    return skip.includes('slug') ? found : { ...found, slug };
-  };
+  const seeds = insertSeeds(groupSeed);
+  const seed = (slug: string, skip: readonly string[]): Partial<GroupDoc> => (skip.includes('slug') ? seeds(skip) : { ...seeds(skip), slug });
 
   return {
     name: 'groups',

@@ -1,5 +1,6 @@
 import { CASTIES_TOPIC, GROUPS_TOPIC, IDENTITY_TOPIC, type CastieEvent, type GroupEvent, type IdentityEvent } from '@castie/contracts';
 import { collectionSpec, updateOnce, type Doc, type Projection, type Update } from '@castie/platform';
+import { insertSeeds } from '../insert-seeds.ts';
 
 /** One person as the services that show people know them. */
 export interface PersonDoc extends Doc {
@@ -45,14 +46,7 @@ const blank: Fields = { handle: '', handleLower: '', firstName: '', lastName: ''
  */
 export function peopleProjection(): Projection {
   // New documents get every field, whichever topic mentions the person first.
-  // Built once per set of skipped fields: the replay asks for the same few thousands of times.
-  const seeds = new Map<string, Partial<Fields>>();
-  const seed = (skip: readonly string[]): Partial<Fields> => {
-    const key = skip.join(',');
-    let found = seeds.get(key);
-    if (!found) seeds.set(key, (found = Object.fromEntries(Object.entries(blank).filter(([k]) => !skip.includes(k))) as Partial<Fields>));
-    return found;
-  };
+  const seed = insertSeeds(blank);
 
   return {
     name: 'people',
