@@ -150,14 +150,24 @@ function applyOperator(doc: JsonObject, op: string, fields: JsonObject): boolean
       case '$inc': {
         const now = getPath(doc, path);
         if (now !== undefined && typeof now !== 'number') throw new Error(`cannot $inc the non-number field ${path}`);
-        if (setChanged(doc, path, ((now as number | undefined) ?? 0) + (value as number))) changed = true;
+        const next = ((now as number | undefined) ?? 0) + (value as number);
+        // A number is its own copy and equal only to itself (a rebuild's counters: most updates).
+        if (next === now && now !== undefined) break;
+        setPath(doc, path, next);
+        changed = true;
         break;
       }
       case '$max':
       case '$min': {
         const now = getPath(doc, path);
         const order = compareScalars(value, now);
-        if ((now === undefined || now === null || (order !== null && order * (op === '$max' ? 1 : -1) > 0)) && setChanged(doc, path, value)) changed = true;
+        if (now !== undefined && now !== null && (order === null || order * (op === '$max' ? 1 : -1) <= 0)) break;
+        if (typeof value === 'object' && value !== null) {
+          if (setChanged(doc, path, value)) changed = true;
+        } else if (value !== now) {
+          setPath(doc, path, value);
+          changed = true;
+        }
         break;
       }
       case '$push': {
@@ -193,17 +203,30 @@ function applyOperator(doc: JsonObject, op: string, fields: JsonObject): boolean
 }
 
 /** Operators in the order MongoDB applies them to a new document: $setOnInsert first. */
-export const UPDATE_OPERATORS = ['$setOnInsert', '$set', '$unset', '$inc', '$max', '$min', '$push', '$addToSet', '$pull'] as const;
+const UPDATE_OPERATORS = ['$setOnInsert', '$set', '$unset', '$inc', '$max', '$min', '$push', '$addToSet', '$pull'] as const;
+type Operator = (typeof UPDATE_OPERATORS)[number];
+
+/**
+ * The operators an update names, in the order they apply (UPDATE_OPERATORS); throws on one the
+ * port does not know. Read from the update's own keys, not by asking it for each of the nine: the
+ * updates of a rebuild come in many shapes, and a lookup of a key an object lacks, in code that
+ * sees many shapes, was a tenth of the time a rebuild's thread spent applying updates.
+ */
+function operatorsOf(update: Operators): readonly Operator[] {
+  const named = Object.keys(update) as Operator[];
+  for (const op of named) if (!SUPPORTED.has(op)) throw new Error(`unsupported update operator ${op}`);
+  if (named.length < 2) return named;
+  return UPDATE_OPERATORS.filter((op) => named.includes(op));
+}
 
 /**
  * Applies update operators to `doc` in place and tells whether anything changed (MongoDB's
  * modifiedCount). `$setOnInsert` applies only when `inserting`. Throws on an unknown operator, on
  * `$inc` of a non-number and on changes of `_id`.
  */
-export function applyUpdate(doc: JsonObject, update: Operators, inserting: boolean): boolean {
-  for (const op in update) if (!SUPPORTED.has(op)) throw new Error(`unsupported update operator ${op}`);
+export function applyUpdate(doc: JsonObject, update: Operators, inserting: boolean, ops: readonly Operator[] = operatorsOf(update)): boolean {
   let changed = false;
-  for (const op of UPDATE_OPERATORS) {
+  for (const op of ops) {
     const fields = update[op];
     if (!fields || (op === '$setOnInsert' && !inserting)) continue;
     if (applyOperator(doc, op, fields)) changed = true;
@@ -220,16 +243,17 @@ export function applyUpdate(doc: JsonObject, update: Operators, inserting: boole
  * was a tenth of a rebuild's Castie views.
  */
 export function applyUpdateOrNothing(doc: JsonObject, update: Operators, inserting: boolean, check: (doc: JsonObject) => void, kept?: Undo[]): boolean {
+  const ops = operatorsOf(update);
   const undo: Undo[] = [];
-  for (const op in update) {
+  for (const op of ops) {
     // What applyUpdate leaves alone needs no undo ($setOnInsert of a document that exists).
     if (op === '$setOnInsert' && !inserting) continue;
     const appends = op === '$push' || op === '$addToSet';
     const unsets = op === '$unset';
-    for (const path in update[op as keyof Operators]) undo.push(undoOf(doc, path, appends, unsets));
+    for (const path in update[op]) undo.push(undoOf(doc, path, appends, unsets));
   }
   try {
-    const changed = applyUpdate(doc, update, inserting);
+    const changed = applyUpdate(doc, update, inserting, ops);
     if (changed) check(doc);
     // Kept for the caller, who may put the document back later (see undoUpdates).
     if (kept) for (const u of undo) kept.push(u);

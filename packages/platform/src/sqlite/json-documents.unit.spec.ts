@@ -50,6 +50,25 @@ describe('an update applied all or nothing', () => {
     expect(JSON.stringify(doc)).toBe(JSON.stringify(before));
   });
 
+  it('applies the operators in MongoDB order whatever order the update names them in, and tells no change from a change', () => {
+    const none = () => undefined;
+    // $setOnInsert first, then $set: the $set wins on a new document.
+    const fresh: JsonObject = { _id: 'p3' };
+    expect(applyUpdateOrNothing(fresh, { $set: { name: 'Bob' }, $max: { best: 4 }, $inc: { 'stats.forecasts': 1 }, $setOnInsert: { name: '', stats: { forecasts: 0 } } }, true, none)).toBe(true);
+    expect(fresh).toEqual({ _id: 'p3', name: 'Bob', stats: { forecasts: 1 }, best: 4 });
+    const doc = person();
+    // A $inc of 0, a $max or $min that loses, or to an equal value, changes nothing (modifiedCount 0).
+    expect(applyUpdateOrNothing(doc, { $inc: { score: 0 }, $max: { score: 5, 'stats.forecasts': 1 }, $min: { score: 5, note: 'older' } }, false, refuse)).toBe(false);
+    // A $max of an object over null stores its own copy.
+    const best = { at: 'x' };
+    doc.best = null;
+    expect(applyUpdateOrNothing(doc, { $max: { best } }, false, none)).toBe(true);
+    best.at = 'y';
+    expect(doc.best).toEqual({ at: 'x' });
+    expect(() => applyUpdateOrNothing(doc, { $inc: { score: 1 }, $rename: { a: 'b' } } as never, false, none)).toThrow(/unsupported update operator \$rename/);
+    expect(doc.score).toBe(5);
+  });
+
   it('undoes a $setOnInsert only when it applied (inserting)', () => {
     const doc: JsonObject = { _id: 'p2' };
     expect(() => applyUpdateOrNothing(doc, { $setOnInsert: { name: '', stats: { forecasts: 0 } }, $inc: { 'stats.forecasts': 1 } }, true, refuse)).toThrow(/refused/);

@@ -17,7 +17,7 @@ import type { DocumentsMatching } from '../service/projections.ts';
 import { backgroundCheckpoints } from './background-checkpoints.ts';
 import { DocumentCache } from './document-cache.ts';
 import { IdFilter } from './id-filter.ts';
-import { applyUpdate, applyUpdateOrNothing, cloneJson, getPath, isOperatorObject, matches, regexFor, seedFromFilter, undoUpdates, UPDATE_OPERATORS, writableCopy, type JsonObject, type Undo } from './json-documents.ts';
+import { applyUpdate, applyUpdateOrNothing, cloneJson, getPath, isOperatorObject, matches, regexFor, seedFromFilter, undoUpdates, writableCopy, type JsonObject, type Undo } from './json-documents.ts';
 import { compileFilter, compileSort, fieldExpr, jsonPath, quoteIdent, sqlValue, type Membership, type TableShape } from './sql-filter.ts';
 
 export interface SqliteDocumentStoreOptions {
@@ -379,7 +379,8 @@ class Table implements TableShape {
    * Every field of a Castie's view was read for each forecast.
    */
   checkUpdated(doc: JsonObject, update: JsonObject): void {
-    for (const op of UPDATE_OPERATORS) {
+    // The update's own operators (see operatorsOf: asking for each of the nine was slower).
+    for (const op in update) {
       const fields = update[op] as JsonObject | undefined;
       if (fields) for (const path in fields) if (!path.includes('.')) this.checkField(doc, path);
     }
