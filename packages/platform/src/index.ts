@@ -22,6 +22,7 @@ export * from './embedded/log-event-store.ts';
 
 export * from './service/module.ts';
 export * from './service/update-once.ts';
+export * from './service/insert-seeds.ts';
 export * from './service/credential-stamps.ts';
 export * from './embedded/local-media-store.ts';
 export * from './embedded/outbox-mailer.ts';

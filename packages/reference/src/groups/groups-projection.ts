@@ -1,6 +1,5 @@
 import { CASTIES_TOPIC, GROUPS_TOPIC, IDENTITY_TOPIC, type CastieEvent, type GroupEvent, type IdentityEvent } from '@castie/contracts';
-import { collectionSpec, updateOnce, type Doc, type Projection } from '@castie/platform';
-import { insertSeeds } from '../insert-seeds.ts';
+import { collectionSpec, insertSeeds, updateOnce, type Doc, type Projection } from '@castie/platform';
 
 /** One group as every service that shows groups knows it. `_id` is the slug. */
 export interface GroupDoc extends Doc {

@@ -1,6 +1,5 @@
 import { CASTIES_TOPIC, GROUPS_TOPIC, IDENTITY_TOPIC, type CastieEvent, type GroupEvent, type IdentityEvent } from '@castie/contracts';
-import { collectionSpec, updateOnce, type Doc, type Projection, type Update } from '@castie/platform';
-import { insertSeeds } from '../insert-seeds.ts';
+import { collectionSpec, insertSeeds, updateOnce, type Doc, type Projection, type Update } from '@castie/platform';
 
 /** One person as the services that show people know them. */
 export interface PersonDoc extends Doc {

@@ -1,5 +1,5 @@
 import { CASTIES_TOPIC, type CastieEvent } from '@castie/contracts';
-import { collectionSpec, updateOnce, type Doc, type Projection, type Update } from '@castie/platform';
+import { collectionSpec, insertSeeds, updateOnce, type Doc, type Projection, type Update } from '@castie/platform';
 import { createHash } from 'node:crypto';
 
 /**
@@ -80,28 +80,68 @@ const empty: Fields = {
   correctText: null,
   reports: 0,
 };
-/** The fields a new view starts with, except those the creating update writes itself, by those fields' names. */
-const seeds = new Map<string, Partial<Fields>>();
+/**
+ * What a new view starts with, for each kind of update that may create it: every field but those
+ * the update writes itself (an update may not name a field twice; `viewChange`'s test checks
+ * each). Named per kind, not worked out from each update's field names: that was a twentieth of
+ * the Castie views' rebuild, as a forecast's counter is named after its answer.
+ */
+const seedOf = insertSeeds(empty);
+const SEEDS = {
+  created: seedOf(['groupSlug', 'creatorId', 'question', 'showUsername', 'allowWriteIn', 'options', 'createdAt', 'endsAt', 'endDate', 'endTime', 'activityAt']),
+  forecast: seedOf(['forecastsCount', 'counts', 'lastForecastAt', 'activityAt']),
+  writeIn: seedOf(['forecastsCount', 'writeIns', 'writeInTexts', 'lastForecastAt', 'activityAt']),
+  answered: seedOf(['answered', 'correctAnswerId', 'correctText', 'answeredAt']),
+  reported: seedOf(['reports']),
+};
 
 /**
- * Applies an update to a view, creating it with every field when the Castie's first event arrives.
- * Once per event of a rebuild: the fields' names are read in place (splitting and joining arrays
- * of them was a sixth of the Castie views' rebuild).
+ * `fields` and one more field, named after an answer or a write-in text, as a dictionary from the
+ * start: a rebuild names tens of thousands of them, and an object literal took a new hidden class
+ * for each, which every reader of the update then met for the first time.
  */
-function viewUpdate(update: Update<CastieView>): Update<CastieView> {
-  let key = '';
-  for (const fields of [update.$set, update.$inc, update.$max]) {
-    for (const path in fields) {
-      const dot = path.indexOf('.');
-      key += `${dot < 0 ? path : path.slice(0, dot)},`;
+function withField<F extends object, K extends string, V>(fields: F, name: K, value: V): F & Record<K, V> {
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const key in fields) out[key] = fields[key];
+  out[name] = value;
+  return out as F & Record<K, V>;
+}
+
+/** The change an event of the casties topic makes to its Castie's view (null: none), creating the view if it is the first. */
+export function viewChange(e: CastieEvent): Update<CastieView> | null {
+  switch (e.type) {
+    case 'CastieCreated': {
+      const d = e.data;
+      return {
+        $set: { groupSlug: d.groupSlug, creatorId: d.creatorId, question: d.question, showUsername: d.showUsername, allowWriteIn: d.allowWriteIn, options: d.options, createdAt: d.createdAt, endsAt: d.endsAt, endDate: d.endDate, endTime: d.endTime },
+        // A forecast seen first keeps the later activity.
+        $max: { activityAt: d.createdAt },
+        $setOnInsert: SEEDS.created,
+      };
+    }
+    case 'ForecastPlaced': {
+      const d = e.data;
+      const times = { lastForecastAt: d.placedAt, activityAt: d.placedAt };
+      if (d.answerId !== null) return { $inc: withField({ forecastsCount: 1 }, `counts.${d.answerId}` as const, 1), $max: times, $setOnInsert: SEEDS.forecast };
+      const key = writeInKey(d.text);
+      return { $inc: withField({ forecastsCount: 1 }, `writeIns.${key}` as const, 1), $set: withField({}, `writeInTexts.${key}` as const, d.text.trim()), $max: times, $setOnInsert: SEEDS.writeIn };
+    }
+    case 'CastieAnswered': {
+      const d = e.data;
+      return { $set: { answered: true, correctAnswerId: d.correctAnswerId, correctText: d.correctText, answeredAt: d.answeredAt }, $setOnInsert: SEEDS.answered };
+    }
+    case 'CastieReported':
+      return { $inc: { reports: 1 }, $setOnInsert: SEEDS.reported };
+    case 'ForecastsScored':
+    case 'CommentPosted':
+    case 'CommentDeleted':
+    case 'CommentReported':
+      return null;
+    default: {
+      const unknown: never = e;
+      throw new Error(`unhandled ${JSON.stringify(unknown)}`);
     }
   }
-  let seed = seeds.get(key);
-  if (!seed) {
-    const written = new Set(key.split(','));
-    seeds.set(key, (seed = Object.fromEntries(Object.entries(empty).filter(([k]) => !written.has(k))) as Partial<Fields>));
-  }
-  return { ...update, $setOnInsert: seed };
 }
 
 /**
@@ -117,54 +157,9 @@ export function castieViewsProjection(): Projection {
     topics: [CASTIES_TOPIC],
     collections: [CASTIE_VIEWS],
     async apply(event, _envelope, record, unit) {
-      const views = unit.collection(CASTIE_VIEWS);
       const e = event as CastieEvent;
-      switch (e.type) {
-        case 'CastieCreated': {
-          const d = e.data;
-          await updateOnce(
-            views,
-            d.castieId,
-            record,
-            viewUpdate({
-              $set: { groupSlug: d.groupSlug, creatorId: d.creatorId, question: d.question, showUsername: d.showUsername, allowWriteIn: d.allowWriteIn, options: d.options, createdAt: d.createdAt, endsAt: d.endsAt, endDate: d.endDate, endTime: d.endTime },
-              // A forecast seen first keeps the later activity.
-              $max: { activityAt: d.createdAt },
-            }),
-          );
-          return;
-        }
-        case 'ForecastPlaced': {
-          const d = e.data;
-          const inc: NonNullable<Update<CastieView>['$inc']> = { forecastsCount: 1 };
-          const set: NonNullable<Update<CastieView>['$set']> = {};
-          if (d.answerId !== null) inc[`counts.${d.answerId}`] = 1;
-          else {
-            const key = writeInKey(d.text);
-            inc[`writeIns.${key}`] = 1;
-            set[`writeInTexts.${key}`] = d.text.trim();
-          }
-          await updateOnce(views, d.castieId, record, viewUpdate({ $inc: inc, $set: set, $max: { lastForecastAt: d.placedAt, activityAt: d.placedAt } }));
-          return;
-        }
-        case 'CastieAnswered': {
-          const d = e.data;
-          await updateOnce(views, d.castieId, record, viewUpdate({ $set: { answered: true, correctAnswerId: d.correctAnswerId, correctText: d.correctText, answeredAt: d.answeredAt } }));
-          return;
-        }
-        case 'CastieReported':
-          await updateOnce(views, e.data.castieId, record, viewUpdate({ $inc: { reports: 1 } }));
-          return;
-        case 'ForecastsScored':
-        case 'CommentPosted':
-        case 'CommentDeleted':
-        case 'CommentReported':
-          return;
-        default: {
-          const unknown: never = e;
-          throw new Error(`unhandled ${JSON.stringify(unknown)}`);
-        }
-      }
+      const change = viewChange(e);
+      if (change) await updateOnce(unit.collection(CASTIE_VIEWS), e.data.castieId, record, change);
     },
   };
 }
