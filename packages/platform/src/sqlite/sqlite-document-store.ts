@@ -375,12 +375,15 @@ class Table implements TableShape {
   /**
    * check, after `update` changed a document that passed it (see Entry.checkWhole): only a
    * top-level field the update names can have become an array (a dotted path makes objects on
-   * its way: json-documents.ts, parentOf). The operators are read as applyUpdate reads them.
-   * Every field of a Castie's view was read for each forecast.
+   * its way: json-documents.ts, parentOf), and only through an operator that can store one:
+   * $inc stores numbers, $unset and $pull remove, and $setOnInsert does not apply to a document
+   * that exists (an upsert's new document is checked whole). Every field of a Castie's view was
+   * read for each forecast, and a person's every field for each forecast counted.
    */
   checkUpdated(doc: JsonObject, update: JsonObject): void {
     // The update's own operators (see operatorsOf: asking for each of the nine was slower).
     for (const op in update) {
+      if (op === '$inc' || op === '$unset' || op === '$pull' || op === '$setOnInsert') continue;
       const fields = update[op] as JsonObject | undefined;
       if (fields) for (const path in fields) if (!path.includes('.')) this.checkField(doc, path);
     }
