@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { collectionSpec, DuplicateKeyError, instantKey, keysetPage, type Collection, type CollectionSpec, type Doc, type DocumentStore, type Filter, type UnitOfWork } from '../../index.ts';
+import { checkedOnce, collectionSpec, DuplicateKeyError, instantKey, keysetPage, type Collection, type CollectionSpec, type Doc, type DocumentStore, type Filter, type UnitOfWork } from '../../index.ts';
 
 /** Collection names unique per test, so adapters on a shared server need no clean-up between tests. */
 const unique = (prefix: string): string => `${prefix}_${randomUUID().slice(0, 8)}`;
@@ -523,6 +523,23 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
         await refused(() => c.updateOne({ _id: 'z' }, { $set: { handle: 'zed' }, $setOnInsert: { age: undefined as unknown as number, tags: [] } }, { upsert: true }));
         await refused(() => c.replaceOne({ handle: nobody }, { _id: 'a', handle: 'ann2', age: 1, tags: [] }));
         expect(await c.find({}, { sort: { _id: 1 } })).toEqual(people());
+      });
+
+      it('checks an operand passed again and again once (checkedOnce), keeps it as checked, and still refuses undefined beside it', async () => {
+        const c = await seeded();
+        expect(() => checkedOnce({ city: 'Oslo', age: nobody })).toThrow(/holds undefined at age/);
+        const seed = checkedOnce({ city: 'Oslo', tags: ['new'] });
+        // Frozen to its depth: nobody can put undefined into it after the check.
+        expect(() => (seed.tags as string[]).push(nobody)).toThrow();
+        await refused(() => c.updateOne({ _id: 'z' }, { $set: { handle: nobody }, $setOnInsert: seed }, { upsert: true }));
+        expect(await c.findOne({ _id: 'z' })).toBeNull();
+        await c.updateOne({ _id: 'z' }, { $set: { handle: 'zed' }, $setOnInsert: seed }, { upsert: true });
+        await c.updateOne({ _id: 'y' }, { $set: { handle: 'yan' }, $setOnInsert: seed }, { upsert: true });
+        // Each document has a copy of its own: the seed itself is never changed.
+        await c.updateOne({ _id: 'z' }, { $push: { tags: 'more' } });
+        expect(await c.findOne({ _id: 'z' })).toEqual({ _id: 'z', handle: 'zed', city: 'Oslo', tags: ['new', 'more'] });
+        expect(await c.findOne({ _id: 'y' })).toEqual({ _id: 'y', handle: 'yan', city: 'Oslo', tags: ['new'] });
+        expect(seed).toEqual({ city: 'Oslo', tags: ['new'] });
       });
     });
 
