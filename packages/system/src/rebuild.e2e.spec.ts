@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { capturedLogger, eventually, TestSystem, type TestUser } from './testing/harness.ts';
@@ -123,6 +123,11 @@ describe('read models across restarts (rules 7 and the read-side issue)', () => 
     const now = first.clock.now();
     await first.stop();
     rmSync(join(first.dataDir, 'read-models'), { recursive: true, force: true });
+    // What a first start killed while its threads built leaves: their files under the names they
+    // are built under, moved into place only once closed.
+    mkdirSync(join(first.dataDir, 'read-models'));
+    writeFileSync(join(first.dataDir, 'read-models', 'casties.db.partial'), 'left by a start killed midway');
+    writeFileSync(join(first.dataDir, 'read-models', 'groups.db.partial-journal'), 'left by a start killed midway');
     // The event stores' stream indexes are derived from the log too: the threads build them last.
     const indexes = readdirSync(join(first.dataDir, 'log')).filter((f) => f.endsWith('.streams.db'));
     expect(indexes.sort()).toEqual(['casties.streams.db', 'groups.streams.db', 'identity-logins.streams.db', 'identity.streams.db', 'notifications.streams.db', 'social.streams.db']);
@@ -133,6 +138,10 @@ describe('read models across restarts (rules 7 and the read-side issue)', () => 
     const second = await TestSystem.start({ dataDir: first.dataDir, now, logger: log.logger, parallelRebuild: { workers, minEvents: 0 } });
     systems.push(second);
     expect(await snapshot(second, users, uuid)).toEqual(before);
+    // Each file moved into place, nothing left under another name.
+    const made = readdirSync(join(second.dataDir, 'read-models'));
+    expect(made.filter((f) => f.endsWith('.db')).sort()).toEqual(['casties.db', 'groups.db', 'identity.db', 'notifications.db', 'social.db']);
+    expect(made.filter((f) => f.includes('.partial'))).toEqual([]);
     const built = log.lines().filter((l) => typeof l.thread === 'string' && / rebuilt | copied | started as a copy /.test(String(l.msg)));
     // Every service with read models was built by a thread of its own, none by its service at start.
     expect(new Set(built.map((l) => l.thread))).toEqual(new Set(['groups', 'casties', 'social', 'notifications']));

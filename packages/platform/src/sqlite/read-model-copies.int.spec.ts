@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collectionSpec, type Doc } from '../ports/document-store.ts';
-import { startAsCopyOf, type FinishedProjection } from './read-model-copies.ts';
+import { moveIntoPlace, partialOf, removePartial, startAsCopyOf, type FinishedProjection } from './read-model-copies.ts';
 import { openSqliteDocumentStore } from './sqlite-document-store.ts';
 
 const projection = (name: string): FinishedProjection => ({ name, version: 1, collections: JSON.stringify([{ name: `${name}_docs` }]) });
@@ -31,13 +31,21 @@ describe('starting a new read-model file as a copy of a finished one', () => {
     await store.close();
   }
 
-  it('copies a closed file, less the read models the new one does not keep, and never over an existing file', async () => {
+  it('copies a closed file, less the read models the new one does not keep, into a partial file moved into place once built, never over an existing file', async () => {
     await finished(join(dir, 'groups.db'));
+    // What a try killed midway left behind is replaced.
+    writeFileSync(partialOf(join(dir, 'social.db')), 'left by a crash');
     expect(await startAsCopyOf(join(dir, 'groups.db'), join(dir, 'social.db'), [projection('groups')])).toBe(true);
-    expect(existsSync(join(dir, 'social.db.partial'))).toBe(false);
+    // Built on under its partial name (a rebuild thread's private file), then moved into place.
+    expect(existsSync(join(dir, 'social.db'))).toBe(false);
+    const building = openSqliteDocumentStore({ path: partialOf(join(dir, 'social.db')), privateFile: true });
+    await building.collection(docs('people')).insertOne({ _id: 'people-2' });
+    await building.close();
+    moveIntoPlace(join(dir, 'social.db'));
+    expect(existsSync(partialOf(join(dir, 'social.db')))).toBe(false);
     const social = openSqliteDocumentStore({ path: join(dir, 'social.db') });
     try {
-      expect(await social.collection(docs('people')).find({})).toEqual([{ _id: 'people-1' }]);
+      expect(await social.collection(docs('people')).find({})).toEqual([{ _id: 'people-1' }, { _id: 'people-2' }]);
       expect(await social.collection(versions).find({})).toEqual([{ _id: 'people', version: 1 }]);
       expect((await social.collection(checkpoints).find({})).map((c) => c._id)).toEqual(['people|groups:0']);
     } finally {
@@ -65,5 +73,16 @@ describe('starting a new read-model file as a copy of a finished one', () => {
     } finally {
       await open.close();
     }
+  });
+
+  it('removes what a try killed midway left of a new file: the partial file and its journals, nothing else', () => {
+    const path = join(dir, 'casties.db');
+    writeFileSync(path, 'a finished file');
+    for (const suffix of ['', '-journal', '-wal', '-shm']) writeFileSync(`${partialOf(path)}${suffix}`, 'left by a crash');
+    removePartial(path);
+    for (const suffix of ['', '-journal', '-wal', '-shm']) expect(existsSync(`${partialOf(path)}${suffix}`)).toBe(false);
+    expect(existsSync(path)).toBe(true);
+    // Nothing there is fine too.
+    removePartial(join(dir, 'social.db'));
   });
 });

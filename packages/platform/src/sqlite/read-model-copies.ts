@@ -45,39 +45,54 @@ export function fileToStartFrom(sources: readonly CopySource[], wanted: readonly
 }
 
 /**
- * Starts the new SQLite file at `path` as a copy of the finished file `from`, less the read models
- * of `extra` (see fileToStartFrom), and says whether it did: a copy of the file costs a fraction
- * of a second where copying its tables one by one and indexing them again took seconds each
- * (friendships: 2-3 s on the seeded history). Only a file whose writer closed it (all in the
- * file, no WAL left) is copied, and nobody may write it meanwhile (its thread has ended). The copy
- * is made and trimmed under another name, synced, then renamed: a crash or a power cut halfway
- * leaves no half-made database at `path`, only a `.partial` file the next try replaces.
+ * Where the new read-model file `path` is made (a rebuild thread's, see
+ * SqliteDocumentStoreOptions.privateFile) until it is moved into place: a crash or a power cut
+ * while it is made leaves no half-made database at `path`, only this file, which the next try
+ * removes first.
  */
-export async function startAsCopyOf(from: string, path: string, extra: readonly FinishedProjection[]): Promise<boolean> {
-  if (existsSync(path)) throw new Error(`${path} exists already: only a new file starts as a copy`);
-  if (existsSync(`${from}-wal`) && statSync(`${from}-wal`).size > 0) return false;
-  const partial = `${path}.partial`;
-  for (const suffix of ['', '-wal', '-shm']) rmSync(`${partial}${suffix}`, { force: true });
-  copyFileSync(from, partial);
-  const store = openSqliteDocumentStore({ path: partial, backgroundCheckpoints: false });
-  try {
-    await forgetProjections(store, extra.map((p) => ({ name: p.name, collections: (JSON.parse(p.collections) as { name: string }[]).map((c) => c.name) })));
-  } finally {
-    // Its last connection closing moves the WAL into the file and deletes it.
-    await store.close();
-  }
-  const fd = openSync(partial, 'r+');
+export const partialOf = (path: string): string => `${path}.partial`;
+
+/** Removes what a try to make `path` left behind (a crash, a thread that failed): its partial file and any journal of it. */
+export function removePartial(path: string): void {
+  for (const suffix of ['', '-journal', '-wal', '-shm']) rmSync(`${partialOf(path)}${suffix}`, { force: true });
+}
+
+/** Moves the closed partial file of `path` into place: synced, renamed, and the rename synced, so `path` is whole or absent after a crash. */
+export function moveIntoPlace(path: string): void {
+  const fd = openSync(partialOf(path), 'r+');
   try {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
-  renameSync(partial, path);
+  renameSync(partialOf(path), path);
   const dir = openSync(dirname(path), 'r');
   try {
     fsyncSync(dir);
   } finally {
     closeSync(dir);
+  }
+}
+
+/**
+ * Starts the partial file of the new read-model file `path` (partialOf) as a copy of the finished
+ * file `from`, less the read models of `extra` (see fileToStartFrom), and says whether it did: a
+ * copy of the file costs a fraction of a second where copying its tables one by one and indexing
+ * them again took seconds each (friendships: 2-3 s on the seeded history). Only a file whose
+ * writer closed it (all in the file, no WAL left) is copied, and nobody may write it meanwhile
+ * (its thread has ended). The caller builds on the partial file and moves it into place
+ * (moveIntoPlace) once closed.
+ */
+export async function startAsCopyOf(from: string, path: string, extra: readonly FinishedProjection[]): Promise<boolean> {
+  if (existsSync(path)) throw new Error(`${path} exists already: only a new file starts as a copy`);
+  if (existsSync(`${from}-wal`) && statSync(`${from}-wal`).size > 0) return false;
+  removePartial(path);
+  copyFileSync(from, partialOf(path));
+  const store = openSqliteDocumentStore({ path: partialOf(path), privateFile: true });
+  try {
+    await forgetProjections(store, extra.map((p) => ({ name: p.name, collections: (JSON.parse(p.collections) as { name: string }[]).map((c) => c.name) })));
+  } finally {
+    await store.close();
   }
   return true;
 }

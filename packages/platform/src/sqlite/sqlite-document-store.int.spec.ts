@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describeDocumentStore('sqlite in memory', () => openSqliteDocumentStore({ path: ':memory:' }));
 describeDocumentStore('sqlite file (a writer and a reader connection)', () => openSqliteDocumentStore({ path: file() }));
+describeDocumentStore("sqlite private file (a rebuild thread's: one connection, journal in memory)", () => openSqliteDocumentStore({ path: file(), privateFile: true }));
 
 interface View extends Doc {
   groupSlug: string;
@@ -402,6 +404,50 @@ describe('sqlite document store', () => {
       await c.updateOne({ _id: id }, { $inc: { forecasts: 1 } }, { upsert: true });
     });
     expect((await c.findOne({ _id: id }))?.forecasts).toBe(1);
+  });
+
+  it("a private file (a rebuild thread's) keeps its journal in memory, undoes a failed attempt's rows, and is a shared file in WAL mode once opened so", async () => {
+    const path = file();
+    const store = openSqliteDocumentStore({ path, privateFile: true, backgroundCheckpoints: false });
+    await store.beginBulkLoad(['views']);
+    for (let i = 1; i <= 20; i++) {
+      await store.transaction(
+        async (unit) => {
+          await unit.attempt(() => unit.collection(views).insertOne(view(i)));
+          if (i !== 10) return;
+          const failed = unit.attempt(async () => {
+            const c = unit.collection(views);
+            await c.updateOne({ _id: view(1)._id }, { $inc: { forecasts: 7 } });
+            // A count writes the unit's documents to the file first: the attempt's rows are there when it fails.
+            expect(await c.countDocuments({ forecasts: 7 })).toBe(1);
+            throw new Error('the projection failed');
+          });
+          await expect(failed).rejects.toThrow('the projection failed');
+          expect(await unit.collection(views).countDocuments({ forecasts: 7 })).toBe(0);
+        },
+        { defer: true },
+      );
+    }
+    // No log beside the file: the journal is in memory.
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    expect(existsSync(`${path}-journal`)).toBe(false);
+    await store.endBulkLoad();
+    await store.close();
+    const mode = () => {
+      const db = new Database(path, { readonly: true });
+      try {
+        return db.pragma('journal_mode', { simple: true });
+      } finally {
+        db.close();
+      }
+    };
+    expect(mode()).not.toBe('wal');
+    const shared = open(path);
+    expect(await shared.collection(views).countDocuments({})).toBe(20);
+    expect(await shared.collection(views).countDocuments({ forecasts: 7 })).toBe(0);
+    expect((await shared.collection(views).find({ terms: 'w1' })).length).toBe(7);
+    await shared.close();
+    expect(mode()).toBe('wal');
   });
 
   it('a copy of a collection from a finished file answers as the original, array queries from its side table too', async () => {

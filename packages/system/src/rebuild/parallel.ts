@@ -6,9 +6,10 @@
 // event loop left the machine's other cores idle for minutes. Each worker builds one service's
 // new read-model file from the log (read-only) with the projections the service itself runs (its
 // `readModels`), then closes it; the service then starts on a finished file and only applies what
-// came after. A worker that fails leaves a consistent prefix behind (each batch commits with its
-// checkpoints): the service goes on from there itself. The event stores' missing stream indexes
-// are built by the same threads, last, while the last read models are built.
+// came after. A worker builds its file under another name and moves it into place once closed
+// (rebuild-worker.ts): one that fails, or a process killed meanwhile, leaves no file behind, and
+// the service builds its read models itself when it starts. The event stores' missing stream
+// indexes are built by the same threads, last, while the last read models are built.
 import type { EventLog, ServiceModule } from '@castie/platform';
 import type { FastifyBaseLogger } from 'fastify';
 import { existsSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { streamIndexPath } from '@castie/platform/embedded/log-event-store';
-import { finishedProjection, sameProjection, type CopySource, type FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
+import { finishedProjection, removePartial, sameProjection, type CopySource, type FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import type { FromWorker, ReadModelsTask, RebuildTask, StreamIndexTask, ToWorker } from './tasks.ts';
 
@@ -50,6 +51,8 @@ export async function buildNewReadModelsInWorkers(options: {
   parallel?: ParallelRebuildOptions;
 }): Promise<void> {
   const { log, logger } = options;
+  // What a start killed while its threads built left behind: each thread starts its file afresh.
+  for (const m of options.modules) if (m.readModels) removePartial(storePath(options.readModelDir, m.name));
   const fresh = options.modules.filter((m) => m.readModels && !existsSync(storePath(options.readModelDir, m.name)));
   const workers = Math.min(options.parallel?.workers ?? availableParallelism(), fresh.length);
   if (workers < 2) return;
@@ -100,7 +103,8 @@ export async function buildNewReadModelsInWorkers(options: {
         const offered = await runWorker(task, log, logger, (worker) => running.set(service, worker));
         if (offered) finished.push((source = { group: groupOf.get(service)!, path: task.storePath, projections: offered }));
       } catch (error) {
-        logger?.warn({ service, err: error }, `building the read models of ${service} in a thread failed: the service goes on from where it stopped when it starts`);
+        removePartial(task.storePath);
+        logger?.warn({ service, err: error }, `building the read models of ${service} in a thread failed: the service builds them itself when it starts`);
       } finally {
         running.delete(service);
         for (const other of running.values()) other.postMessage({ type: 'finished', service, source } satisfies ToWorker);

@@ -4,7 +4,7 @@
 import { startProjections, type EventLog, type LogPosition } from '@castie/platform';
 import { createFileEventLog } from '@castie/platform/embedded/file-event-log';
 import { createLogEventStore } from '@castie/platform/embedded/log-event-store';
-import { fileToStartFrom, finishedProjection, sameProjection, SqliteReadModelCopies, startAsCopyOf, type FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
+import { fileToStartFrom, finishedProjection, moveIntoPlace, partialOf, removePartial, sameProjection, SqliteReadModelCopies, startAsCopyOf, type FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import { parentPort, workerData } from 'node:worker_threads';
 import { allServices } from '../services.ts';
@@ -53,7 +53,11 @@ async function indexStreams(task: StreamIndexTask): Promise<null> {
   return null;
 }
 
-/** Builds the service's read models into a new file; resolves with what it offers for copying (null: dead letters). */
+/**
+ * Builds the service's read models into a new file, made under another name and moved into place
+ * once closed (a thread that fails or a process killed leaves no file the service would go on
+ * from); resolves with what it offers for copying (null: dead letters).
+ */
 async function buildReadModels(task: ReadModelsTask): Promise<FinishedProjection[] | null> {
   const definition = allServices().find((m) => m.name === task.service)?.readModels;
   if (!definition) throw new Error(`service ${task.service} has no read models`);
@@ -77,10 +81,11 @@ async function buildReadModels(task: ReadModelsTask): Promise<FinishedProjection
 
   // A finished file holding some of our projections (the people, friendships and groups the
   // groups thread built) is where this file starts: copied whole, less what is not ours.
+  removePartial(task.storePath);
   const start = fileToStartFrom(sources, ours);
   const startedAs = start && (await startAsCopyOf(start.source.path, task.storePath, start.extra)) ? start : null;
-  // The thread bulk-loads, then closes: the main thread's stores checkpoint in the background once they serve.
-  const store = openSqliteDocumentStore({ path: task.storePath, backgroundCheckpoints: false, ...(task.heldDocuments ? { deferredDocuments: task.heldDocuments } : {}), ...(task.bulkCacheMiB ? { bulkCacheMiB: task.bulkCacheMiB } : {}) });
+  // The thread bulk-loads its private file, then closes it: the main thread's stores open it in WAL mode.
+  const store = openSqliteDocumentStore({ path: partialOf(task.storePath), privateFile: true, backgroundCheckpoints: false, ...(task.heldDocuments ? { deferredDocuments: task.heldDocuments } : {}), ...(task.bulkCacheMiB ? { bulkCacheMiB: task.bulkCacheMiB } : {}) });
   if (startedAs) {
     logger.info({ group: definition.group, from: startedAs.source.group }, `${definition.group}: started as a copy of the file of ${startedAs.source.group} (${startedAs.source.projections.filter((p) => !startedAs.extra.includes(p)).map((p) => `${p.name} v${p.version}`).join(', ')})`);
   }
@@ -119,6 +124,7 @@ async function buildReadModels(task: ReadModelsTask): Promise<FinishedProjection
   await runner.caughtUp();
   await runner.stop();
   await store.close();
+  moveIntoPlace(task.storePath);
   await fileLog.close();
   return offered;
 }
