@@ -89,6 +89,11 @@ type ArrayPaths<T> = { [P in Path<T>]: NonNullable<PathValue<T, P>> extends read
 /** Fields holding text (or nothing): what `countBy` groups by. */
 export type TextPath<T> = PathsWhere<T & Doc, string | null | undefined>;
 
+/**
+ * Update operators, applied in MongoDB's order ($setOnInsert first). An update names each field
+ * once: one that names a field twice, or a field and another inside it (`$set` of `a` and `$inc`
+ * of `a.b`), is refused, as MongoDB refuses it ("would create a conflict").
+ */
 export interface Update<T> {
   $set?: { [P in Path<T & Doc>]?: PathValue<T & Doc, P> };
   $setOnInsert?: { [P in Path<T>]?: PathValue<T, P> };

@@ -9,6 +9,7 @@ describe('an update applied all or nothing', () => {
     stats: { forecasts: 3, byGroup: { weather: 2 } },
     following: ['weather', 'club'],
     friends: ['b', 'c'],
+    blocked: ['x', 'y'],
     note: 'old',
     score: 5,
   });
@@ -27,7 +28,7 @@ describe('an update applied all or nothing', () => {
       $max: { 'stats.best': 7 },
       $push: { following: 'sports', 'created.list': 1 },
       $addToSet: { friends: { $each: ['d', 'b'] } },
-      $pull: { friends: 'c' },
+      $pull: { blocked: 'y' },
     };
     expect(() => applyUpdateOrNothing(doc, update, false, refuse)).toThrow(/refused/);
     expect(doc).toEqual(before);
@@ -37,7 +38,7 @@ describe('an update applied all or nothing', () => {
     expect(doc.following).toBe(following);
     // The same update without the check applies every change.
     expect(applyUpdateOrNothing(doc, update, false, () => undefined)).toBe(true);
-    expect(doc).toMatchObject({ name: 'Bob', score: 7, fresh: { deep: { path: true } }, following: ['weather', 'club', 'sports'], friends: ['b', 'd'], created: { list: [1] } });
+    expect(doc).toMatchObject({ name: 'Bob', score: 7, fresh: { deep: { path: true } }, following: ['weather', 'club', 'sports'], friends: ['b', 'c', 'd'], blocked: ['x'], created: { list: [1] } });
     expect(doc).not.toHaveProperty('note');
   });
 
@@ -50,15 +51,22 @@ describe('an update applied all or nothing', () => {
     expect(JSON.stringify(doc)).toBe(JSON.stringify(before));
   });
 
-  it('applies the operators in MongoDB order whatever order the update names them in, and tells no change from a change', () => {
+  it('applies every operator an update names, refuses one that names a field twice or one inside another, and tells no change from a change', () => {
     const none = () => undefined;
-    // $setOnInsert first, then $set: the $set wins on a new document.
     const fresh: JsonObject = { _id: 'p3' };
-    expect(applyUpdateOrNothing(fresh, { $set: { name: 'Bob' }, $max: { best: 4 }, $inc: { 'stats.forecasts': 1 }, $setOnInsert: { name: '', stats: { forecasts: 0 } } }, true, none)).toBe(true);
-    expect(fresh).toEqual({ _id: 'p3', name: 'Bob', stats: { forecasts: 1 }, best: 4 });
+    expect(applyUpdateOrNothing(fresh, { $set: { name: 'Bob' }, $max: { best: 4 }, $inc: { 'stats.forecasts': 1 }, $setOnInsert: { note: '', seen: 0 } }, true, none)).toBe(true);
+    expect(fresh).toEqual({ _id: 'p3', note: '', seen: 0, name: 'Bob', stats: { forecasts: 1 }, best: 4 });
+    // MongoDB refuses these ("would create a conflict"): applied in turn, the later operator would win.
+    for (const conflicting of [{ $set: { name: 'Bob' }, $setOnInsert: { name: '' } }, { $inc: { 'stats.forecasts': 1 }, $setOnInsert: { stats: { forecasts: 0 } } }, { $set: { stats: {}, 'stats.forecasts': 1 } }, { $setOnInsert: deepFreeze({ stats: { forecasts: 0 } }), $unset: { 'stats.forecasts': '' } }]) {
+      const doc: JsonObject = { _id: 'p4' };
+      expect(() => applyUpdateOrNothing(doc, conflicting, true, none), JSON.stringify(conflicting)).toThrow(/conflict/);
+      expect(doc).toEqual({ _id: 'p4' });
+    }
     const doc = person();
     // A $inc of 0, a $max or $min that loses, or to an equal value, changes nothing (modifiedCount 0).
-    expect(applyUpdateOrNothing(doc, { $inc: { score: 0 }, $max: { score: 5, 'stats.forecasts': 1 }, $min: { score: 5, note: 'older' } }, false, refuse)).toBe(false);
+    expect(applyUpdateOrNothing(doc, { $inc: { score: 0 }, $max: { 'stats.forecasts': 1 }, $min: { note: 'older' } }, false, refuse)).toBe(false);
+    expect(applyUpdateOrNothing(doc, { $max: { score: 5 } }, false, refuse)).toBe(false);
+    expect(applyUpdateOrNothing(doc, { $min: { score: 5 } }, false, refuse)).toBe(false);
     // A $max of an object over null stores its own copy.
     const best = { at: 'x' };
     doc.best = null;
@@ -71,7 +79,7 @@ describe('an update applied all or nothing', () => {
 
   it('undoes a $setOnInsert only when it applied (inserting)', () => {
     const doc: JsonObject = { _id: 'p2' };
-    expect(() => applyUpdateOrNothing(doc, { $setOnInsert: { name: '', stats: { forecasts: 0 } }, $inc: { 'stats.forecasts': 1 } }, true, refuse)).toThrow(/refused/);
+    expect(() => applyUpdateOrNothing(doc, { $setOnInsert: { name: '', stats: { forecasts: 0 } }, $inc: { visits: 1 } }, true, refuse)).toThrow(/refused/);
     expect(doc).toEqual({ _id: 'p2' });
   });
 
@@ -82,7 +90,7 @@ describe('an update applied all or nothing', () => {
       $inc: { score: 2 },
       $push: { following: 'sports' },
       $addToSet: { friends: { $each: ['d', 'b'] } },
-      $pull: { friends: 'c' },
+      $pull: { blocked: 'y' },
     };
 
     it('changes a copy as it would change the document itself, and leaves the shared one as it was', () => {
@@ -119,7 +127,7 @@ describe('an update applied all or nothing', () => {
       applyUpdateOrNothing(copy, update, false, () => undefined, kept);
       undoUpdates(kept);
       expect(JSON.stringify(copy)).toBe(JSON.stringify(shared));
-      for (const key of ['stats', 'following', 'friends'] as const) expect(copy[key]).toBe(shared[key]);
+      for (const key of ['stats', 'following', 'friends', 'blocked'] as const) expect(copy[key]).toBe(shared[key]);
     });
   });
 });

@@ -403,6 +403,46 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
         expect(await c.updateMany({ handle: 'nobody' }, { $inc: { age: 1 } })).toEqual({ matchedCount: 0, modifiedCount: 0, upsertedId: null });
       });
 
+      it('refuses an update that names a field twice, or a field and one inside it, and changes nothing (MongoDB: "would create a conflict")', async () => {
+        const c = await seeded();
+        const before = await c.find({}, { sort: { _id: 1 } });
+        // A projection's seed (frozen, passed with every event) conflicts as any other operand.
+        const seed = checkedOnce({ city: 'Oslo', stats: { views: 0 } });
+        for (const [update, upsert] of [
+          [{ $set: { city: 'Tromsø' }, $setOnInsert: { city: 'Oslo' } }, true],
+          [{ $set: { profile: { score: 1, lang: 'fi' } }, $inc: { 'profile.score': 1 } }, false],
+          [{ $set: { 'stats.views': 1 }, $unset: { stats: '' } }, false],
+          [{ $set: { stats: { views: 1 }, 'stats.views': 2 } }, false],
+          [{ $setOnInsert: seed, $inc: { 'stats.views': 1 } }, true],
+          [{ $setOnInsert: seed, $set: { city: 'Bergen' } }, true],
+        ] as const) {
+          await expect(c.updateOne({ _id: 'a' }, update, { upsert }), JSON.stringify(update)).rejects.toThrow(/conflict/);
+          await expect(c.updateOne({ _id: 'new' }, update, { upsert: true }), JSON.stringify(update)).rejects.toThrow(/conflict/);
+          await expect(c.updateMany({}, update), JSON.stringify(update)).rejects.toThrow(/conflict/);
+        }
+        expect(await c.find({}, { sort: { _id: 1 } })).toEqual(before);
+        // Fields beside each other, or whose names only begin alike, do not conflict.
+        await c.updateOne({ _id: 'a' }, { $set: { 'profile.score': 11, 'profile.lang': 'de' }, $inc: { 'counts.a': 1, 'counts.ab': 2 } });
+        await c.updateOne({ _id: 'new' }, { $setOnInsert: seed, $inc: { visits: 1, 'counts.city': 1 } }, { upsert: true });
+        expect(await c.findOne({ _id: 'a' }, { projection: { profile: 1, counts: 1 } })).toEqual({ _id: 'a', profile: { score: 11, lang: 'de' }, counts: { a: 1, ab: 2 } });
+        expect(await c.findOne({ _id: 'new' }, { projection: { city: 1, stats: 1, visits: 1, counts: 1 } })).toEqual({ _id: 'new', city: 'Oslo', stats: { views: 0 }, visits: 1, counts: { city: 1 } });
+      });
+
+      it('keys named like what every object inherits (constructor, toString) are fields as any other', async () => {
+        const c = await seeded();
+        await c.updateOne({ _id: 'a' }, { $set: { counts: {} } });
+        expect(await c.countDocuments({ 'counts.constructor': { $exists: true } })).toBe(0);
+        await c.updateOne({ _id: 'a' }, { $inc: { 'counts.constructor': 2, 'counts.toString': 1 } });
+        await c.updateOne({ _id: 'a' }, { $inc: { 'counts.constructor': 1 }, $max: { 'counts.valueOf': 4 } });
+        await c.updateOne({ _id: 'b' }, { $inc: { 'counts.hasOwnProperty': 1 } });
+        expect((await c.findOne({ _id: 'a' }))?.counts).toEqual({ constructor: 3, toString: 1, valueOf: 4 });
+        expect((await c.findOne({ _id: 'b' }))?.counts).toEqual({ hasOwnProperty: 1 });
+        expect(ids(await c.find({ 'counts.constructor': 3 }))).toEqual(['a']);
+        expect(ids(await c.find({ 'counts.toString': { $exists: false } }))).toEqual(['b', 'c', 'd', 'e']);
+        await c.updateOne({ _id: 'a' }, { $unset: { 'counts.constructor': '' } });
+        expect((await c.findOne({ _id: 'a' }))?.counts).toEqual({ toString: 1, valueOf: 4 });
+      });
+
       it('$setOnInsert is ignored when the document exists', async () => {
         const c = await seeded();
         const result = await c.updateOne({ _id: 'a' }, { $set: { seen: true }, $setOnInsert: { created: true } }, { upsert: true });
