@@ -178,9 +178,11 @@ export class DeferredUnitsLostError extends Error {
  * is made (a value missing that was meant to be there), so it fails there, loudly, on every adapter.
  */
 export function refuseUndefined<V>(what: 'filter' | 'update', value: V): V {
-  if (what === 'update' ? operandsHoldUndefined(value) : holdsUndefined(value)) throw new Error(`a ${what} holds undefined at ${pathOfUndefined(value, '') || 'its top'}: say null, leave the field out, or check the value first`);
+  if (what === 'update' ? operandsHoldUndefined(value) : holdsUndefined(value)) throw undefinedRefused(`a ${what}`, value);
   return value;
 }
+
+const undefinedRefused = (what: string, value: unknown) => new Error(`${what} holds undefined at ${pathOfUndefined(value, '') || 'its top'}: say null, leave the field out, or check the value first`);
 
 /** Operands `checkedOnce` checked and froze: an update naming one again is not walked again. */
 const checkedOperands = new WeakSet<object>();
@@ -193,7 +195,7 @@ const checkedOperands = new WeakSet<object>();
  * never changed.
  */
 export function checkedOnce<V extends object>(operand: V): V {
-  if (holdsUndefined(operand)) throw new Error(`an update operand holds undefined at ${pathOfUndefined(operand, '') || 'its top'}: say null, leave the field out, or check the value first`);
+  if (holdsUndefined(operand)) throw undefinedRefused('an update operand', operand);
   checkedOperands.add(deepFreeze(operand));
   return operand;
 }
