@@ -17,7 +17,7 @@ import { basename, join } from 'node:path';
 import { liveLimitsOf, type EmbeddedConfig } from './config.ts';
 import { processOperations } from './operations.ts';
 import { FULL_SPEED_BUDGET, memoryBudget, rebuildSizing } from './rebuild/sizing.ts';
-import { buildNewReadModelsInWorkers, type ParallelRebuildOptions } from './rebuild/parallel.ts';
+import { buildNewReadModelsInWorkers, removeUnfinishedReadModels, type ParallelRebuildOptions } from './rebuild/parallel.ts';
 import { allServices } from './services.ts';
 import { ProjectionsThread } from './projections-thread/host.ts';
 
@@ -124,6 +124,7 @@ export async function startEmbedded(config: EmbeddedConfig, options: EmbeddedOpt
   if (budget < FULL_SPEED_BUDGET) {
     logger?.info({ memoryMiB: Math.round(budget / 2 ** 20), ...sizing }, `${(budget / 2 ** 30).toFixed(1)} GiB of memory: read models are rebuilt in ${sizing.threads} thread${sizing.threads === 1 ? '' : 's'}, holding ${sizing.heldDocuments.toLocaleString('en-US')} documents between commits`);
   }
+  removeUnfinishedReadModels(readModelDir, modules);
   // On a long history, new read-model files (and missing stream indexes of the event stores) are
   // built side by side in threads first. Not with Redis (the leaderboards live there, not in the files) nor with wrapped stores (tests).
   if (!redis && !options.wrapDocuments) {

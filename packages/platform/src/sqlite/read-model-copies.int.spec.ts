@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -72,6 +72,27 @@ describe('starting a new read-model file as a copy of a finished one', () => {
       expect(existsSync(join(dir, 'social.db'))).toBe(false);
     } finally {
       await open.close();
+    }
+  });
+
+  it('moves a file into place over nothing a deleted file left beside it (its WAL would be applied to the new one)', async () => {
+    const path = join(dir, 'casties.db');
+    // A file whose last commit is still in its WAL when it is deleted alone (after a crash, say).
+    const old = openSqliteDocumentStore({ path, backgroundCheckpoints: false });
+    await old.collection(docs('people')).insertOne({ _id: 'old' });
+    copyFileSync(`${path}-wal`, join(dir, 'left-wal'));
+    await old.close();
+    rmSync(path);
+    renameSync(join(dir, 'left-wal'), `${path}-wal`);
+    const building = openSqliteDocumentStore({ path: partialOf(path), privateFile: true });
+    for (const id of ['new-1', 'new-2']) await building.collection(docs('people')).insertOne({ _id: id });
+    await building.close();
+    moveIntoPlace(path);
+    const moved = openSqliteDocumentStore({ path });
+    try {
+      expect((await moved.collection(docs('people')).find({})).map((d) => d._id).sort()).toEqual(['new-1', 'new-2']);
+    } finally {
+      await moved.close();
     }
   });
 

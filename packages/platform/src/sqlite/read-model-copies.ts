@@ -57,8 +57,14 @@ export function removePartial(path: string): void {
   for (const suffix of ['', '-journal', '-wal', '-shm']) rmSync(`${partialOf(path)}${suffix}`, { force: true });
 }
 
-/** Moves the closed partial file of `path` into place: synced, renamed, and the rename synced, so `path` is whole or absent after a crash. */
+/**
+ * Moves the closed partial file of `path` into place: synced, renamed, and the rename synced, so
+ * `path` is whole or absent after a crash. A log or journal left beside `path` by a file deleted
+ * before (an operator removing only the database after a crash) goes first: SQLite would apply
+ * it to the new file.
+ */
 export function moveIntoPlace(path: string): void {
+  for (const suffix of ['-wal', '-shm', '-journal']) rmSync(`${path}${suffix}`, { force: true });
   const fd = openSync(partialOf(path), 'r+');
   try {
     fsyncSync(fd);

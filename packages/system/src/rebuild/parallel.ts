@@ -51,8 +51,6 @@ export async function buildNewReadModelsInWorkers(options: {
   parallel?: ParallelRebuildOptions;
 }): Promise<void> {
   const { log, logger } = options;
-  // What a start killed while its threads built left behind: each thread starts its file afresh.
-  for (const m of options.modules) if (m.readModels) removePartial(storePath(options.readModelDir, m.name));
   const fresh = options.modules.filter((m) => m.readModels && !existsSync(storePath(options.readModelDir, m.name)));
   const workers = Math.min(options.parallel?.workers ?? availableParallelism(), fresh.length);
   if (workers < 2) return;
@@ -128,6 +126,15 @@ async function missingStreamIndexes(log: EventLog, logDir: string, modules: read
 }
 
 const storePath = (dir: string, service: string) => join(dir, `${service}.db`);
+
+/**
+ * Removes what a start killed while threads built read models left behind (their partial files,
+ * see rebuild-worker.ts), whether or not this start builds in threads: a thread starts its file
+ * afresh, and a service that builds its own never uses one.
+ */
+export function removeUnfinishedReadModels(readModelDir: string, modules: readonly ServiceModule[]): void {
+  for (const m of modules) if (m.readModels) removePartial(storePath(readModelDir, m.name));
+}
 
 /**
  * The order the threads take the services in: as `modules`, except that one whose projections

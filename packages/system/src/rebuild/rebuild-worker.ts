@@ -124,7 +124,7 @@ async function buildReadModels(task: ReadModelsTask): Promise<FinishedProjection
   await runner.caughtUp();
   await runner.stop();
   await store.close();
-  moveIntoPlace(task.storePath);
   await fileLog.close();
+  moveIntoPlace(task.storePath);
   return offered;
 }
