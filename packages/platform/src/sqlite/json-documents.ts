@@ -370,6 +370,19 @@ function notePath(op: Operator, path: string): void {
   named.count = count + 1;
 }
 
+/**
+ * Refuses an update that names a path twice or a path and another inside it (see notePath),
+ * applying nothing: for an update that matched no document, which MongoDB refuses all the same.
+ */
+export function refuseConflictingPaths(update: Operators): void {
+  const ops = operatorsOf(update);
+  const frozen = beginPaths(update, ops);
+  for (let i = 0; i < ops.length; i++) {
+    const fields = update[ops[i]!];
+    if (fields && (frozen & (1 << i)) === 0) for (const path in fields) notePath(ops[i]!, path);
+  }
+}
+
 function applyOperators(doc: JsonObject, update: Operators, inserting: boolean, undo: Undo[] | null): boolean {
   const ops = operatorsOf(update);
   if (ops.length === 1) {
@@ -378,7 +391,13 @@ function applyOperators(doc: JsonObject, update: Operators, inserting: boolean, 
     const fields = update[op];
     named.count = 0;
     named.frozen = 0;
-    return fields && (op !== '$setOnInsert' || inserting) ? applyOperator(doc, op, fields, undo, Note.Later) : false;
+    if (!fields) return false;
+    if (op === '$setOnInsert' && !inserting) {
+      // Not applied, but refused all the same when it conflicts (MongoDB checks the update whole).
+      refuseConflictingPaths(update);
+      return false;
+    }
+    return applyOperator(doc, op, fields, undo, Note.Later);
   }
   let changed = false;
   const frozen = beginPaths(update, ops);

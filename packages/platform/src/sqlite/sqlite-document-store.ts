@@ -17,7 +17,7 @@ import type { DocumentsMatching } from '../service/projections.ts';
 import { backgroundCheckpoints } from './background-checkpoints.ts';
 import { DocumentCache } from './document-cache.ts';
 import { IdFilter } from './id-filter.ts';
-import { applyUpdate, applyUpdateOrNothing, cloneJson, getPath, isOperatorObject, matches, regexFor, seedFromFilter, undoUpdates, writableCopy, type JsonObject, type Undo } from './json-documents.ts';
+import { applyUpdate, applyUpdateOrNothing, cloneJson, getPath, isOperatorObject, matches, refuseConflictingPaths, regexFor, seedFromFilter, undoUpdates, writableCopy, type JsonObject, type Undo } from './json-documents.ts';
 import { compileFilter, compileSort, fieldExpr, jsonPath, quoteIdent, sqlValue, type Membership, type TableShape } from './sql-filter.ts';
 
 export interface SqliteDocumentStoreOptions {
@@ -694,7 +694,11 @@ function project(doc: JsonObject, projection: Record<string, 1> | undefined): Js
     if (value === undefined) continue;
     const keys = path.split('.');
     let at = out;
-    for (const key of keys.slice(0, -1)) at = (at[key] ??= {}) as JsonObject;
+    for (const key of keys.slice(0, -1)) {
+      if (key === '__proto__') throw new Error(`the projection path ${path} names __proto__, which no document field may be`);
+      // Own fields only: `constructor` here is a field like any other, not Object's.
+      at = (Object.hasOwn(at, key) ? at[key] : (at[key] = {})) as JsonObject;
+    }
     // MongoDB refuses overlapping paths too; here the inner object may be a shared frozen one.
     if (Object.isFrozen(at)) throw new Error(`projection paths collide at ${path}`);
     at[keys.at(-1)!] = value;
@@ -1458,6 +1462,8 @@ export function openSqliteDocumentStore(options: SqliteDocumentStoreOptions): Sq
         modified++;
       }
     }
+    // An update refused for its paths is refused whether it matched or not, as on MongoDB.
+    if (ids.length === 0 && !options.upsert) refuseConflictingPaths(update);
     if (ids.length > 0 || !options.upsert) return { matchedCount: ids.length, modifiedCount: modified, upsertedId: null };
     const upsertedId = upsertInsert(unit, t, filter, (id) => {
       const doc: JsonObject = { _id: id, ...seedFromFilter(filter) };

@@ -415,8 +415,12 @@ export function describeDocumentStore(name: string, makeStore: () => DocumentSto
           [{ $set: { stats: { views: 1 }, 'stats.views': 2 } }, false],
           [{ $setOnInsert: seed, $inc: { 'stats.views': 1 } }, true],
           [{ $setOnInsert: seed, $set: { city: 'Bergen' } }, true],
+          [{ $setOnInsert: { stats: { views: 1 }, 'stats.views': 2 } }, true],
         ] as const) {
           await expect(c.updateOne({ _id: 'a' }, update, { upsert }), JSON.stringify(update)).rejects.toThrow(/conflict/);
+          // Refused for what it says, whether it matches a document or not.
+          await expect(c.updateOne({ _id: 'nobody' }, update), JSON.stringify(update)).rejects.toThrow(/conflict/);
+          await expect(c.updateMany({ handle: 'nobody' }, update), JSON.stringify(update)).rejects.toThrow(/conflict/);
           await expect(c.updateOne({ _id: 'new' }, update, { upsert: true }), JSON.stringify(update)).rejects.toThrow(/conflict/);
           await expect(c.updateMany({}, update), JSON.stringify(update)).rejects.toThrow(/conflict/);
         }
