@@ -92,26 +92,32 @@ const get = async (server: Server, url: string, handle: string) => {
   return { status: res.status, body: (await res.json()) as unknown };
 };
 
+/** A seeded history (200 people, 300 Casties, `forecasts` forecasts), its topics' end offsets, and two copies of its log: one to kill, one to start clean. */
+async function twoCopiesOfHistory({ forecasts, seed }: { forecasts: number; seed: number }): Promise<{ ends: Map<string, number>; killed: string; clean: string }> {
+  const seeded = mkdtempSync(join(tmpdir(), 'castie-rebuild-crash-'));
+  dirs.push(seeded);
+  const events = await openEmbeddedEventStores(seeded);
+  const ends = new Map<string, number>();
+  try {
+    await seedHistory(events, { users: 200, groups: 8, casties: 300, forecasts, friends: 5, hubFriends: 20, seed });
+    for (const topic of ['identity', 'identity-logins', 'groups', 'casties', 'social', 'notifications']) ends.set(topic, (await events.log.endOffsets(topic)).get(0) ?? 0);
+  } finally {
+    await events.close();
+  }
+  const copyOfLog = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'castie-rebuild-crash-'));
+    dirs.push(dir);
+    cpSync(join(seeded, 'log'), join(dir, 'log'), { recursive: true });
+    return dir;
+  };
+  return { ends, killed: copyOfLog(), clean: copyOfLog() };
+}
+
 describe('a rebuild killed midway (deferred batches)', () => {
   it('starts again after kill -9 of the real server and answers what a clean rebuild answers', async () => {
     // Some 33,000 events, most on the casties topic: four batches of the casties read models.
-    const seeded = mkdtempSync(join(tmpdir(), 'castie-rebuild-crash-'));
-    dirs.push(seeded);
-    const events = await openEmbeddedEventStores(seeded);
-    let lastCastieEvent: number;
-    try {
-      await seedHistory(events, { users: 200, groups: 8, casties: 300, forecasts: 30_000, friends: 5, hubFriends: 20, seed: 11 });
-      lastCastieEvent = (await events.log.endOffsets('casties')).get(0)! - 1;
-    } finally {
-      await events.close();
-    }
-    const copyOfLog = (): string => {
-      const dir = mkdtempSync(join(tmpdir(), 'castie-rebuild-crash-'));
-      dirs.push(dir);
-      cpSync(join(seeded, 'log'), join(dir, 'log'), { recursive: true });
-      return dir;
-    };
-    const [killed, clean] = [copyOfLog(), copyOfLog()];
+    const { ends, killed, clean } = await twoCopiesOfHistory({ forecasts: 30_000, seed: 11 });
+    const lastCastieEvent = ends.get('casties')! - 1;
 
     // The casties read models hold about 10,000 documents per batch of the log: with 15,000 held
     // at most, the rebuild commits after its second batch, holds the third, and commits the last.
@@ -160,24 +166,8 @@ describe('a rebuild killed midway (deferred batches)', () => {
     // A first start on 50,000 events or more builds the read models in threads, each into a
     // file of its own under another name (journal in memory, no syncs), moved into place once
     // closed: killed midway, such a file may be corrupt, and must neither be served nor stay.
-    const seeded = mkdtempSync(join(tmpdir(), 'castie-rebuild-crash-'));
-    dirs.push(seeded);
-    const events = await openEmbeddedEventStores(seeded);
-    let total = 0;
-    try {
-      await seedHistory(events, { users: 200, groups: 8, casties: 300, forecasts: 50_000, friends: 5, hubFriends: 20, seed: 12 });
-      for (const topic of ['identity', 'identity-logins', 'groups', 'casties', 'social', 'notifications']) total += (await events.log.endOffsets(topic)).get(0) ?? 0;
-    } finally {
-      await events.close();
-    }
-    expect(total).toBeGreaterThanOrEqual(50_000);
-    const copyOfLog = (): string => {
-      const dir = mkdtempSync(join(tmpdir(), 'castie-rebuild-crash-'));
-      dirs.push(dir);
-      cpSync(join(seeded, 'log'), join(dir, 'log'), { recursive: true });
-      return dir;
-    };
-    const [killed, clean] = [copyOfLog(), copyOfLog()];
+    const { ends, killed, clean } = await twoCopiesOfHistory({ forecasts: 50_000, seed: 12 });
+    expect([...ends.values()].reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(50_000);
     const first = startServer(killed, await freePort());
     await first.line(/^building the read models of .* threads$/);
     // Killed while the casties thread builds its file: there under its partial name only.
