@@ -133,9 +133,12 @@ function startOver(db: Database.Database): void {
 class Connection {
   readonly db: Database.Database;
   readonly #statements = new Map<string, Statement>();
+  /** Writes through a WAL (a file's writer, unless private): only then are there checkpoints to pace. */
+  readonly #wal: boolean;
 
   constructor(path: string, options: { readonly: boolean; cacheMiB: number; mapMiB?: number; privateFile?: boolean }) {
     this.db = new Database(path, { readonly: options.readonly });
+    this.#wal = !options.readonly && path !== ':memory:' && !options.privateFile;
     if (!options.readonly && path !== ':memory:') {
       // 4 KB pages (SQLite's default; for a new file: an existing one keeps its own). Serving, a
       // commit writes every page it touched in full, and a forecast touches about twenty pages
@@ -170,7 +173,7 @@ class Connection {
    * it back before, so it costs about the WAL's size in disk writes.
    */
   checkpointEvery(bytes: number): void {
-    if (this.db.readonly || this.db.name === ':memory:' || this.db.pragma('journal_mode', { simple: true }) !== 'wal') return;
+    if (!this.#wal) return;
     const pageSize = this.db.pragma('page_size', { simple: true }) as number;
     this.db.pragma(`wal_autocheckpoint = ${Math.max(1, Math.round(bytes / pageSize))}`);
   }

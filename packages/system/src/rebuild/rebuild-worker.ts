@@ -4,7 +4,7 @@
 import { startProjections, type EventLog, type LogPosition } from '@castie/platform';
 import { createFileEventLog } from '@castie/platform/embedded/file-event-log';
 import { createLogEventStore } from '@castie/platform/embedded/log-event-store';
-import { fileToStartFrom, finishedProjection, moveIntoPlace, partialOf, removePartial, sameProjection, SqliteReadModelCopies, startAsCopyOf, type FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
+import { fileToStartFrom, finishedProjection, moveIntoPlace, partialOf, sameProjection, SqliteReadModelCopies, startAsCopyOf, type FinishedProjection } from '@castie/platform/sqlite/read-model-copies';
 import { openSqliteDocumentStore } from '@castie/platform/sqlite/sqlite-document-store';
 import { parentPort, workerData } from 'node:worker_threads';
 import { allServices } from '../services.ts';
@@ -80,8 +80,8 @@ async function buildReadModels(task: ReadModelsTask): Promise<FinishedProjection
   await scratch.close();
 
   // A finished file holding some of our projections (the people, friendships and groups the
-  // groups thread built) is where this file starts: copied whole, less what is not ours.
-  removePartial(task.storePath);
+  // groups thread built) is where this file starts: copied whole, less what is not ours. (No
+  // partial file is left from an earlier start: the process removed them before the threads.)
   const start = fileToStartFrom(sources, ours);
   const startedAs = start && (await startAsCopyOf(start.source.path, task.storePath, start.extra)) ? start : null;
   // The thread bulk-loads its private file, then closes it: the main thread's stores open it in WAL mode.
