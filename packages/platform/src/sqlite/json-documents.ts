@@ -78,7 +78,7 @@ function parentOf(doc: JsonObject, path: string, create: boolean): { parent: Jso
 }
 
 const PROTO = '__proto__';
-const protoRefused = (path: string) => new Error(`the field path ${path} names __proto__, which no document field may be`);
+export const protoRefused = (path: string) => new Error(`the field path ${path} names __proto__, which no document field may be`);
 
 export function setPath(doc: JsonObject, path: string, value: unknown): void {
   const { parent, key } = parentOf(doc, path, true)!;

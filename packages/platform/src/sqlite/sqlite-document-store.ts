@@ -17,7 +17,7 @@ import type { DocumentsMatching } from '../service/projections.ts';
 import { backgroundCheckpoints } from './background-checkpoints.ts';
 import { DocumentCache } from './document-cache.ts';
 import { IdFilter } from './id-filter.ts';
-import { applyUpdate, applyUpdateOrNothing, cloneJson, getPath, isOperatorObject, matches, refuseConflictingPaths, regexFor, seedFromFilter, undoUpdates, writableCopy, type JsonObject, type Undo } from './json-documents.ts';
+import { applyUpdate, applyUpdateOrNothing, cloneJson, getPath, isOperatorObject, matches, protoRefused, refuseConflictingPaths, regexFor, seedFromFilter, undoUpdates, writableCopy, type JsonObject, type Undo } from './json-documents.ts';
 import { compileFilter, compileSort, fieldExpr, jsonPath, quoteIdent, sqlValue, type Membership, type TableShape } from './sql-filter.ts';
 
 export interface SqliteDocumentStoreOptions {
@@ -698,7 +698,7 @@ function project(doc: JsonObject, projection: Record<string, 1> | undefined): Js
     const keys = path.split('.');
     let at = out;
     for (const key of keys.slice(0, -1)) {
-      if (key === '__proto__') throw new Error(`the projection path ${path} names __proto__, which no document field may be`);
+      if (key === '__proto__') throw protoRefused(path);
       // Own fields only: `constructor` here is a field like any other, not Object's.
       at = (Object.hasOwn(at, key) ? at[key] : (at[key] = {})) as JsonObject;
     }
