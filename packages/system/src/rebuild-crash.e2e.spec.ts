@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,6 +87,19 @@ async function answering(server: Server): Promise<void> {
   throw new Error('the server did not answer');
 }
 
+/** Stops the process (SIGSTOP, all its threads) and resolves once the kernel says it is stopped. */
+async function stopped(child: ChildProcess): Promise<void> {
+  expect(child.kill('SIGSTOP')).toBe(true);
+  // Without /proc (not Linux) the signal is given time to land.
+  if (!existsSync(`/proc/${child.pid}/stat`)) return new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 1000; i++) {
+    // The state is the field after the command's closing parenthesis: T when stopped.
+    if (/\) T /.test(readFileSync(`/proc/${child.pid}/stat`, 'utf8'))) return;
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  throw new Error(`process ${child.pid} did not stop`);
+}
+
 const get = async (server: Server, url: string, handle: string) => {
   const res = await fetch(`http://127.0.0.1:${server.port}${url}`, { headers: { authorization: `Basic ${Buffer.from(`${handle}@example.com:${SEED_PASSWORD}`).toString('base64')}` } });
   return { status: res.status, body: (await res.json()) as unknown };
@@ -170,9 +183,18 @@ describe('a rebuild killed midway (deferred batches)', () => {
     expect([...ends.values()].reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(50_000);
     const first = startServer(killed, await freePort());
     await first.line(/^building the read models of .* threads$/);
-    // Killed while the casties thread builds its file: there under its partial name only.
+    // Killed while the casties thread builds its file: there under its partial name only. The
+    // process is stopped (every thread) before the files are looked at again, so the thread
+    // cannot move its file into place between that look and the kill.
     const casties = join(killed, 'read-models', 'casties.db');
-    while (first.child.exitCode === null && !(existsSync(`${casties}.partial`) && !existsSync(casties))) await new Promise((r) => setTimeout(r, 2));
+    const building = () => existsSync(`${casties}.partial`) && !existsSync(casties);
+    for (;;) {
+      while (first.child.exitCode === null && !building()) await new Promise((r) => setTimeout(r, 2));
+      if (first.child.exitCode !== null) break;
+      await stopped(first.child);
+      if (building()) break;
+      first.child.kill('SIGCONT');
+    }
     await killHard(first.child);
     expect(existsSync(`${casties}.partial`)).toBe(true);
     expect(existsSync(casties)).toBe(false);

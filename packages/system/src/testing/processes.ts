@@ -38,6 +38,8 @@ export async function stopAll(children: readonly ChildProcess[]): Promise<void> 
     if (child.exitCode === null && child.signalCode === null) {
       const exited = once(child, 'exit');
       child.kill('SIGTERM');
+      // A process a test stopped (SIGSTOP) gets the SIGTERM only once it runs again.
+      child.kill('SIGCONT');
       await exited;
     }
     expect(alive(child.pid!), `process ${child.pid} is still running`).toBe(false);
