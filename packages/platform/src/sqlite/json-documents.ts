@@ -308,7 +308,7 @@ const topOf = (path: string): string => {
   return dot < 0 ? path : path.slice(0, dot);
 };
 
-/** Whether two paths are one field, or one is inside the other (`a.b` inside `a`; not `ab`). */
+/** Whether two paths are one field, or one is inside the other (isInside). */
 const overlap = (a: string, b: string): boolean => a === b || isInside(a, b) || isInside(b, a);
 
 const conflict = (op: Operator, path: string, other: Operator, otherPath: string) =>
